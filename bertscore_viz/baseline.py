@@ -1,0 +1,128 @@
+"""Rescaling baselines: bert-score-format files (``LAYER,P,R,F``, one row per layer from 0), lookup, rescaling.
+
+Shipped files live in ``baselines/<lang>/<model>.tsv`` (comma-separated despite the name, as bert-score's).
+The row is picked by position, as the reference does, after checking that the LAYER column agrees.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .errors import BaselineError
+
+BASELINE_DIR = Path(__file__).resolve().parent.parent / "baselines"
+#: Baselines added at run time (computed or uploaded in the app), keyed by (lang, model name).
+_REGISTERED: dict[tuple[str, str], "BaselineTable"] = {}
+
+
+@dataclass(frozen=True)
+class BaselineTable:
+    """All layers of one baseline file.
+
+    Attributes:
+        values: ``(n_layers, 3)`` float64, the P, R and F baselines of layers 0..n-1.
+        source: where it came from (a path, or a description).
+    """
+
+    values: np.ndarray
+    source: str
+
+    def for_layer(self, layer: int, model: str = "?") -> np.ndarray:
+        """``(3,)`` P/R/F baselines of one layer."""
+        if not 0 <= layer < len(self.values):
+            raise BaselineError(
+                f"The baseline {self.source} has rows for layers 0 to {len(self.values) - 1}, but layer {layer} "
+                f"of {model} was asked for. Compute a baseline for this model with "
+                "`python -m bertscore_viz baseline --corpus FILE -m MODEL --lang LANG -o OUT.tsv`."
+            )
+        return self.values[layer].copy()
+
+
+def parse_baseline(text: str, source: str = "<text>") -> BaselineTable:
+    """Parse a baseline file's text (``LAYER,P,R,F`` header, one row per layer from 0)."""
+    rows = [r for r in csv.reader(io.StringIO(text.lstrip("\ufeff"))) if r and any(c.strip() for c in r)]
+    if not rows:
+        raise BaselineError(f"The baseline {source} is empty. Expected a header LAYER,P,R,F and one row per layer.")
+    header = [c.strip().upper() for c in rows[0]]
+    if header != ["LAYER", "P", "R", "F"]:
+        raise BaselineError(
+            f"The baseline {source} starts with {','.join(rows[0])!r}; expected the header LAYER,P,R,F "
+            "(bert-score's format)."
+        )
+    values = []
+    for n, row in enumerate(rows[1:], start=2):
+        try:
+            layer, p, r, f = (float(c) for c in row)
+        except ValueError:
+            raise BaselineError(
+                f"Line {n} of the baseline {source} is {','.join(row)!r}; expected four numbers LAYER,P,R,F."
+            ) from None
+        if int(layer) != len(values):
+            raise BaselineError(
+                f"Line {n} of the baseline {source} is for layer {layer:g}, expected layer {len(values)}: rows "
+                "must run from layer 0 upwards without gaps."
+            )
+        values.append((p, r, f))
+    if not values:
+        raise BaselineError(f"The baseline {source} has a header but no rows.")
+    return BaselineTable(np.asarray(values, dtype=np.float64), source)
+
+
+def read_baseline(path: str | Path) -> BaselineTable:
+    """Read a baseline file; clear errors for a missing, non-UTF-8 or malformed file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BaselineError(f"The baseline file {path} does not exist.") from None
+    except UnicodeDecodeError:
+        raise BaselineError(f"The baseline file {path} is not UTF-8 text.") from None
+    return parse_baseline(text, str(path))
+
+
+def format_baseline(values: np.ndarray) -> str:
+    """bert-score's format: ``LAYER,P,R,F`` and one row per layer."""
+    lines = ["LAYER,P,R,F"]
+    for layer, (p, r, f) in enumerate(np.asarray(values, dtype=np.float64)):
+        lines.append(f"{layer},{p!r},{r!r},{f!r}")
+    return "\n".join(lines) + "\n"
+
+
+def shipped_baseline_path(lang: str, model: str) -> Path:
+    return BASELINE_DIR / lang / f"{model}.tsv"
+
+
+def register_baseline(lang: str, model: str, table: BaselineTable) -> None:
+    """Make a computed or uploaded baseline the one used for (lang, model) in this process."""
+    _REGISTERED[(lang, model)] = table
+
+
+def registered_baseline(lang: str, model: str) -> BaselineTable | None:
+    return _REGISTERED.get((lang, model))
+
+
+def find_baseline(model: str, lang: str, baseline_path: str | Path | None = None) -> BaselineTable:
+    """The baseline for a model and language: an explicit file, else one registered at run time, else shipped.
+
+    Raises:
+        BaselineError: naming the file that was looked for, the model, and how to compute one.
+    """
+    if baseline_path is not None:
+        return read_baseline(baseline_path)
+    registered = registered_baseline(lang, model)
+    if registered is not None:
+        return registered
+    path = shipped_baseline_path(lang, model)
+    if not path.is_file():
+        raise BaselineError(
+            f"No rescaling baseline for model {model!r} and language {lang!r}: {path} does not exist. "
+            "Compute one from a monolingual corpus (one sentence per line) with "
+            f"`python -m bertscore_viz baseline --corpus FILE -m {model} --lang {lang} -o OUT.tsv` "
+            "and pass it as baseline_path (--baseline_path), or turn rescaling off."
+        )
+    return read_baseline(path)
