@@ -1,0 +1,167 @@
+"""Command line: ``python -m bertscore_viz score|show|baseline|tune-layers`` (also the ``bertscore-viz`` script).
+
+``score`` takes bert-score's flags (``-c``, ``-r``, ``-m``, ``-l``, ``--lang``, ``--idf``, ``--rescale_with_baseline``,
+``--baseline_path``, ``-b``, ``-s``) and prints in its format: ``{signature} P: ... R: ... F1: ...`` and, with
+``-s``, one ``P\\tR\\tF1`` line per candidate. ``--json`` prints one JSON object instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .errors import BertScoreVizError, InputError
+
+
+def read_lines(path: str | Path, what: str) -> list[str]:
+    """Lines of a UTF-8 text file (one sentence per line, stripped as bert-score's CLI does)."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"The {what} file {path} does not exist.") from None
+    except OSError as exc:
+        raise InputError(f"The {what} file {path} cannot be read: {exc.strerror}.") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"The {what} file {path} is not UTF-8 (bad byte at offset {exc.start}). "
+                         "Convert it, e.g. `iconv -f latin1 -t utf-8`.") from None
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line.strip() for line in lines]
+
+
+def _add_model_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-m", "--model", default=None, help="model: bundled default, local directory or hub name")
+    p.add_argument("-l", "--num_layers", "--layer", dest="layer", type=int, default=None,
+                   help="layer (hidden_states index, 0 = embeddings); default: the model's tuned layer")
+    p.add_argument("--lang", default="en", help="language, for baselines (default: en)")
+    p.add_argument("--idf", action="store_true", help="weight tokens by idf from the references")
+    p.add_argument("--rescale_with_baseline", action="store_true", help="rescale with the baseline")
+    p.add_argument("--baseline_path", default=None, help="custom baseline file (LAYER,P,R,F)")
+    p.add_argument("-b", "--batch_size", type=int, default=64, help="sentences per forward batch (default 64)")
+    p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 (default: CUDA when available)")
+    p.add_argument("--precision", default="fp32", choices=["fp32", "fp16", "bf16"],
+                   help="fp32 (exact, default), fp16 (CUDA) or bf16: faster, labelled in the signature")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="bertscore-viz", description="BERTScore, explained.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("score", help="score candidates against references (bert-score's flags)")
+    p.add_argument("-c", "--cand", required=True, help="candidate file (one per line), or a sentence")
+    p.add_argument("-r", "--ref", required=True, nargs="+",
+                   help="reference file(s): several files = several references per line; or a sentence")
+    _add_model_args(p)
+    p.add_argument("-s", "--seg_level", action="store_true", help="print P, R, F1 of every candidate")
+    p.add_argument("--json", action="store_true", help="print one JSON object (precision, recall, f1, signature)")
+    p.add_argument("-v", "--verbose", action="store_true", help="progress on stderr")
+    p.add_argument("--nthreads", type=int, default=None, help=argparse.SUPPRESS)
+    p.add_argument("--use_fast_tokenizer", action="store_true", help=argparse.SUPPRESS)
+    p.set_defaults(func=run_score)
+
+    p = sub.add_parser("show", help="write the similarity heatmap of one pair (like bert-score-show)")
+    p.add_argument("-c", "--cand", required=True, help="candidate sentence")
+    p.add_argument("-r", "--ref", required=True, help="reference sentence")
+    _add_model_args(p)
+    p.add_argument("-o", "--output", "-f", "--file", dest="output", required=True,
+                   help="output file: .html (interactive) or .png/.svg/.pdf where the machine can render it")
+    p.add_argument("--show-special", action="store_true", help="include the CLS/SEP rows and columns")
+    p.set_defaults(func=lambda a: _lazy("bertscore_viz.plots", "run_show_cli")(a))
+
+    p = sub.add_parser("baseline", help="compute a rescaling baseline from a monolingual corpus")
+    p.add_argument("--corpus", required=True, help="text file, one sentence per line")
+    p.add_argument("-m", "--model", default=None)
+    p.add_argument("--lang", default="en")
+    p.add_argument("--pairs", type=int, default=None, help="random pairs (default: all sentences, at most 100000)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-words", type=int, default=32, help="keep lines under this many words (authors: 32)")
+    p.add_argument("-b", "--batch_size", type=int, default=64)
+    p.add_argument("--device", default=None)
+    p.add_argument("-o", "--output", required=True, help="OUT.tsv (bert-score format); provenance beside it")
+    p.set_defaults(func=lambda a: _lazy("bertscore_viz.baseline_compute", "run_baseline_cli")(a))
+
+    p = sub.add_parser("tune-layers", help="correlation with human judgments per layer on WMT DA data")
+    p.add_argument("--data", required=True, help="directory laid out as WMT16 DA (DAseg-newstest2016.*)")
+    p.add_argument("-m", "--model", default=None)
+    p.add_argument("--idf", action="store_true")
+    p.add_argument("-b", "--batch_size", type=int, default=64)
+    p.add_argument("--device", default=None)
+    p.add_argument("--no-bleu", action="store_true", help="skip the sentence-BLEU comparison row")
+    p.add_argument("-o", "--output", default=None, help="write the table as TSV here")
+    p.set_defaults(func=lambda a: _lazy("bertscore_viz.layers", "run_tune_layers_cli")(a))
+    return parser
+
+
+def _lazy(module: str, name: str):
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
+
+
+def _inputs(args) -> tuple[list[str], list[list[str]]]:
+    cand_path = Path(args.cand)
+    if cand_path.is_file():
+        cands = read_lines(cand_path, "candidate")
+        columns = []
+        for ref in args.ref:
+            lines = read_lines(ref, "reference")
+            if len(lines) != len(cands):
+                raise InputError(f"Expected as many lines in {ref} as in {args.cand}, got {len(lines)} references "
+                                 f"and {len(cands)} candidates. Each file needs one sentence per line.")
+            columns.append(lines)
+        return cands, [list(group) for group in zip(*columns)]
+    if Path(args.ref[0]).is_file():
+        raise InputError(f"The candidate file {args.cand} does not exist (the reference {args.ref[0]} is a file).")
+    if args.idf:
+        raise InputError("idf needs a corpus of references: give files with -c and -r, not single sentences.")
+    return [args.cand], [list(args.ref)]
+
+
+def run_score(args) -> int:
+    from .scorer import Scorer
+
+    cands, refs = _inputs(args)
+    scorer = Scorer(model=args.model, layer=args.layer, idf=args.idf, rescale_with_baseline=args.rescale_with_baseline,
+                    lang=args.lang, baseline_path=args.baseline_path, batch_size=args.batch_size,
+                    device=args.device, precision=args.precision)
+
+    def progress(done: int, total: int) -> None:
+        print(f"\rembedding {done}/{total} sentences", end="", file=sys.stderr, flush=True)
+
+    res = scorer.score(cands, refs, progress=progress if args.verbose else None)
+    if args.verbose:
+        print(file=sys.stderr)
+    for w in res.warnings:
+        print(f"Warning: {w}", file=sys.stderr)
+    if args.json:
+        d = res.as_dict()
+        print(json.dumps({"precision": d["precision"], "recall": d["recall"], "f1": d["f1"],
+                          "signature": d["signature"], "raw_precision": d["raw_precision"],
+                          "raw_recall": d["raw_recall"], "raw_f1": d["raw_f1"], "baseline": d["baseline"],
+                          "warnings": d["warnings"]}))
+        return 0
+    p, r, f = res.mean()
+    print(f"{res.signature} P: {p:.6f} R: {r:.6f} F1: {f:.6f}")
+    if args.seg_level:
+        for a, b, c in zip(res.precision, res.recall, res.f1):
+            print(f"{a:.6f}\t{b:.6f}\t{c:.6f}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except BertScoreVizError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""The only Streamlit-aware helpers: settings sidebar, caching, messages. The engine never imports this."""
