@@ -38,7 +38,8 @@ class BaselineTable:
             raise BaselineError(
                 f"The baseline {self.source} has rows for layers 0 to {len(self.values) - 1}, but layer {layer} "
                 f"of {model} was asked for. Compute a baseline for this model with "
-                "`python -m bertscore_viz baseline --corpus FILE -m MODEL --lang LANG -o OUT.tsv`."
+                "`python -m bertscore_viz baseline --corpus FILE -m MODEL --lang LANG -o OUT.tsv` "
+                "or on the app's Baselines page."
             )
         return self.values[layer].copy()
 
@@ -89,7 +90,7 @@ def format_baseline(values: np.ndarray) -> str:
     """bert-score's format: ``LAYER,P,R,F`` and one row per layer."""
     lines = ["LAYER,P,R,F"]
     for layer, (p, r, f) in enumerate(np.asarray(values, dtype=np.float64)):
-        lines.append(f"{layer},{p!r},{r!r},{f!r}")
+        lines.append(f"{layer},{float(p)!r},{float(r)!r},{float(f)!r}")  # numpy 2 reprs say np.float64(..)
     return "\n".join(lines) + "\n"
 
 
@@ -123,6 +124,7 @@ def find_baseline(model: str, lang: str, baseline_path: str | Path | None = None
             f"No rescaling baseline for model {model!r} and language {lang!r}: {path} does not exist. "
             "Compute one from a monolingual corpus (one sentence per line) with "
             f"`python -m bertscore_viz baseline --corpus FILE -m {model} --lang {lang} -o OUT.tsv` "
-            "and pass it as baseline_path (--baseline_path), or turn rescaling off."
+            "and pass it as baseline_path (--baseline_path), or compute or upload one on the app's "
+            "Baselines page (used at once in that session), or turn rescaling off."
         )
     return read_baseline(path)

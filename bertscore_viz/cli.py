@@ -75,10 +75,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=lambda a: _lazy("bertscore_viz.plots", "run_show_cli")(a))
 
     p = sub.add_parser("baseline", help="compute a rescaling baseline from a monolingual corpus")
-    p.add_argument("--corpus", required=True, help="text file, one sentence per line")
+    p.add_argument("--corpus", required=True, nargs="+",
+                   help="text file(s), one sentence per line; a directory means every file in it")
     p.add_argument("-m", "--model", default=None)
     p.add_argument("--lang", default="en")
-    p.add_argument("--pairs", type=int, default=None, help="random pairs (default: all sentences, at most 100000)")
+    p.add_argument("--pairs", type=int, default=None,
+                   help="random pairs (default: every sentence once, i.e. N/2 pairs, at most 100000)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-words", type=int, default=32, help="keep lines under this many words (authors: 32)")
     p.add_argument("-b", "--batch_size", type=int, default=64)
@@ -93,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-b", "--batch_size", type=int, default=64)
     p.add_argument("--device", default=None)
     p.add_argument("--no-bleu", action="store_true", help="skip the sentence-BLEU comparison row")
-    p.add_argument("-o", "--output", default=None, help="write the table as TSV here")
+    p.add_argument("-o", "--output", default=None, help="write the table as TSV here (.md and .json beside it)")
     p.set_defaults(func=lambda a: _lazy("bertscore_viz.layers", "run_tune_layers_cli")(a))
     return parser
 
@@ -124,7 +126,9 @@ def _inputs(args) -> tuple[list[str], list[list[str]]]:
 
 
 def run_score(args) -> int:
-    from .scorer import Scorer
+    import warnings
+
+    from .scorer import BertScoreWarning, Scorer
 
     cands, refs = _inputs(args)
     scorer = Scorer(model=args.model, layer=args.layer, idf=args.idf, rescale_with_baseline=args.rescale_with_baseline,
@@ -134,7 +138,9 @@ def run_score(args) -> int:
     def progress(done: int, total: int) -> None:
         print(f"\rembedding {done}/{total} sentences", end="", file=sys.stderr, flush=True)
 
-    res = scorer.score(cands, refs, progress=progress if args.verbose else None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BertScoreWarning)  # printed once below, as "Warning: ..."
+        res = scorer.score(cands, refs, progress=progress if args.verbose else None)
     if args.verbose:
         print(file=sys.stderr)
     for w in res.warnings:

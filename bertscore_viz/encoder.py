@@ -200,10 +200,13 @@ class Encoder:
         self.tokenizer = tokenizer
         config = getattr(self.model, "config", None)
         n = getattr(config, "num_hidden_layers", None) or getattr(config, "n_layers", None)
+        # One full pass now also makes transformers 5 install its hidden-state hooks on the full model before
+        # any truncated view exists: views copy its "installed" flag. A view run first would hook the shared
+        # blocks itself, the full model would hook them again, and its hidden_states would repeat layers.
+        with torch.inference_mode():
+            out = self.model(input_ids=torch.tensor([tokenizer("a")["input_ids"]], device=self.device),
+                             output_hidden_states=True)
         if n is None:
-            with torch.inference_mode():
-                out = self.model(input_ids=torch.tensor([self.encode_one("a").ids], device=self.device),
-                                 output_hidden_states=True)
             n = len(out.hidden_states) - 1
         self.num_layers = int(n)
         max_len = getattr(tokenizer, "model_max_length", None) or FALLBACK_MAX_LENGTH
@@ -329,7 +332,8 @@ class Encoder:
         for row, x in enumerate(id_lists):
             ids[row, : len(x)] = torch.from_numpy(x)
             mask[row, : len(x)] = 1
-        model = self._view(depth)
+        # transformers 5 records hidden_states[0] from the first block's input: a model cut to 0 blocks returns none
+        model = self._view(max(depth, 1))
         with torch.inference_mode():
             out = model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device),
                         output_hidden_states=True)

@@ -27,7 +27,7 @@ def safe_csv(frame, signature: str | None = None) -> bytes:
 
     Args:
         frame: the table.
-        signature: written as a first comment line ``# signature: ...`` and as a column when given.
+        signature: written as a last column ``signature`` when given.
     """
     df = frame.copy()
     df.columns = [neutralize_cell(str(c)) for c in df.columns]
@@ -37,7 +37,9 @@ def safe_csv(frame, signature: str | None = None) -> bytes:
     if signature is not None:
         df["signature"] = neutralize_cell(signature)
     buf = io.StringIO()
-    df.to_csv(buf, index=False)
+    # CRLF rows (RFC 4180): the writer then quotes every cell holding a CR or LF. With "\n" rows a bare CR stayed
+    # unquoted, a spreadsheet broke the row there, and the text after it ("=...") began a new, live cell.
+    df.to_csv(buf, index=False, lineterminator="\r\n")
     return ("\ufeff" + buf.getvalue()).encode("utf-8")
 
 

