@@ -1,5 +1,118 @@
-"""Inspect: one candidate/reference pair, explained token by token. (Placeholder until the page is built.)"""
+"""Inspect: one candidate against one or more references, explained token by token."""
+
+from __future__ import annotations
 
 import streamlit as st
 
-st.title("Inspect a pair")
+from bertscore_viz.errors import BertScoreVizError
+from bertscore_viz.ui.explain_view import explain_or_raw, render_explanation
+from bertscore_viz.ui.messages import show_error
+from bertscore_viz.ui.settings import current_settings
+
+KEY = "inspect"
+#: name -> (candidate, [references]); the first fills the page on arrival.
+EXAMPLES = {
+    "Paraphrase": ("The cat sat on the mat.", ["There is a cat sitting on the mat."]),
+    "Unrelated sentences": ("The stock market fell sharply this morning.",
+                            ["My grandmother grows tomatoes in her garden."]),
+    "Cause and effect swapped": ("The match was cancelled because it rained.",
+                                 ["It rained because the match was cancelled."]),
+    "Paper: paraphrase without shared words": ("consumers prefer imported cars", ["people like foreign cars"]),
+    "Paper: shared words, other meaning": ("people like visiting places abroad", ["people like foreign cars"]),
+    "Paper: two references": ("people like foreign cars",
+                              ["consumers prefer imported cars", "people like visiting places abroad"]),
+}
+MAX_REFERENCES = 8
+
+
+def _ref_key(i: int) -> str:
+    return f"{KEY}_reference_{i}"
+
+
+def _load_example(name: str) -> None:
+    cand, refs = EXAMPLES[name]
+    st.session_state[f"{KEY}_candidate"] = cand
+    for i, ref in enumerate(refs):
+        st.session_state[_ref_key(i)] = ref
+    st.session_state[f"{KEY}_n_refs"] = len(refs)
+
+
+def _on_example() -> None:
+    name = st.session_state.get(f"{KEY}_example")
+    if name in EXAMPLES:
+        _load_example(name)
+
+
+def _add_reference() -> None:
+    n = st.session_state[f"{KEY}_n_refs"]
+    st.session_state[_ref_key(n)] = ""
+    st.session_state[f"{KEY}_n_refs"] = min(MAX_REFERENCES, n + 1)
+
+
+def _remove_reference() -> None:
+    st.session_state[f"{KEY}_n_refs"] = max(1, st.session_state[f"{KEY}_n_refs"] - 1)
+
+
+def _init() -> None:
+    if f"{KEY}_n_refs" not in st.session_state:
+        _load_example(next(iter(EXAMPLES)))
+
+
+def _inputs() -> tuple[str, list[str]]:
+    """The text areas: one candidate, one or more references."""
+    st.selectbox("Example pair", list(EXAMPLES), index=None, key=f"{KEY}_example", on_change=_on_example,
+                 placeholder="Pick an example to fill the fields…")
+    n = st.session_state[f"{KEY}_n_refs"]
+    cols = st.columns(2)
+    with cols[0]:
+        cand = st.text_area("Candidate", key=f"{KEY}_candidate", height=100,
+                            help="The text being evaluated (precision is over its tokens).")
+    refs = []
+    with cols[1]:
+        for i in range(n):
+            refs.append(st.text_area("Reference" if i == 0 else f"Reference {i + 1}", key=_ref_key(i),
+                                     height=100 if n == 1 else 68,
+                                     help="What the candidate should say (recall is over its tokens)."))
+        row = st.container(horizontal=True, gap="small")
+        row.button("Add reference", key=f"{KEY}_add_ref", on_click=_add_reference, icon=":material/add:",
+                   disabled=n >= MAX_REFERENCES)
+        if n > 1:
+            row.button("Remove last", key=f"{KEY}_remove_ref", on_click=_remove_reference,
+                       icon=":material/remove:")
+    return cand or "", [r or "" for r in refs]
+
+
+def _validate(candidate: str, references: list[str]) -> str | None:
+    """A message for input that cannot be explained, else None."""
+    if not candidate.strip() and not any(r.strip() for r in references):
+        return "Type a candidate and a reference (or pick an example) to see how they match."
+    if not candidate.strip():
+        return "The candidate is empty: type the text to evaluate in “Candidate”."
+    if not any(r.strip() for r in references):
+        return "The reference is empty: type what the candidate should say in “Reference”."
+    return None
+
+
+def main() -> None:
+    st.title("Inspect a pair")
+    st.caption("Why did this pair score what it scored? Which candidate token matched which reference token, "
+               "how much each counted, and what rescaling does.")
+    _init()
+    settings = current_settings()
+    candidate, references = _inputs()
+    problem = _validate(candidate, references)
+    if problem:
+        st.info(problem, icon=":material/info:")
+        return
+    while len(references) > 1 and not references[-1].strip():
+        references = references[:-1]  # a reference box just added and not filled yet
+    try:
+        explanation, _ = explain_or_raw(settings, candidate, references)
+    except BertScoreVizError as exc:
+        show_error(exc)
+        return
+    st.divider()
+    render_explanation(explanation, settings, key=KEY)
+
+
+main()

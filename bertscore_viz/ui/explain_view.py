@@ -1,0 +1,233 @@
+"""Drawing one explanation (a pair, or a candidate against several references) on any page.
+
+Public and stable (the Compare page's drill-down uses both):
+
+- :func:`explain_pair` builds the explanation through the cached scorer and raises the engine's errors;
+- :func:`render_explanation` draws it: P/R/F1 raw and rescaled with the baselines used, warnings, which
+  reference gave P/R/F1, heatmap, alignment view, token table and downloads. Every widget key starts with ``key``.
+
+All user text is shown through ``st.dataframe``/``st.code``/escaped markdown, and inside figures HTML-escaped
+with math typesetting off, so ``<script>``, ``**bold**`` and ``$x$`` show as typed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import streamlit as st
+
+from .. import explain_table, export, plots
+from ..errors import BaselineError, BertScoreVizError
+from ..results import MultiReferenceExplanation, PairExplanation
+from . import cache
+from .messages import escape_markdown, show_warnings
+
+METRICS = ("Precision", "Recall", "F1")
+#: Largest figure drawn on the page; a longer pair shows a legible window (pan/zoom), downloads are full size.
+MAX_WIDTH, MAX_HEIGHT = 1000, 1100
+METRIC_HELP = {
+    "Precision": "Over candidate tokens: each takes its most similar reference token (greedy), weighted mean.",
+    "Recall": "Over reference tokens: each takes its most similar candidate token (greedy), weighted mean.",
+    "F1": "Harmonic mean of precision and recall.",
+}
+
+
+def explain_pair(settings, candidate: str, references):
+    """Explain a candidate against one reference (a string) or several (a list) with the cached scorer.
+
+    A list of one reference gives a :class:`PairExplanation`, a longer list a
+    :class:`MultiReferenceExplanation`. The model pass is cached by the engine, so calling this again with
+    another layer, idf or rescaling setting costs no model pass.
+
+    Raises:
+        BertScoreVizError: the engine's errors, e.g. ``BaselineError`` when rescaling is on and no baseline
+            exists for the model and layer, ``InputError`` for bad input.
+    """
+    refs = [references] if isinstance(references, str) else list(references)
+    sc = cache.scorer(settings)
+    return sc.explain(candidate, refs[0] if len(refs) == 1 else refs)
+
+
+def explain_or_raw(settings, candidate: str, references):
+    """:func:`explain_pair`, falling back to raw scores when rescaling is on but no baseline exists.
+
+    Returns:
+        ``(explanation, baseline_error or None)``. Other engine errors are raised.
+    """
+    try:
+        return explain_pair(settings, candidate, references), None
+    except BaselineError as exc:
+        return explain_pair(replace(settings, rescale=False), candidate, references), exc
+
+
+def _baseline_problem(settings) -> str | None:
+    """The engine's message when rescaling is asked for but impossible with these settings."""
+    try:
+        cache.scorer(settings)
+    except BaselineError as exc:
+        return str(exc)
+    except BertScoreVizError:
+        return None
+    return None
+
+
+def _fmt(x: float) -> str:
+    return "n/a" if x is None or not np.isfinite(x) else f"{x:.4f}"
+
+
+def _scores_header(explanation, settings) -> None:
+    """The three metrics on top (the reported values), then raw and rescaled with the baselines used."""
+    rescaled = explanation.rescaled is not None
+    best = getattr(explanation, "best_reference", None)
+    if best is not None and len(explanation.pairs) == 1:
+        best = None  # one reference: nothing to say about which one
+    cols = st.columns(3)
+    raw = (explanation.precision, explanation.recall, explanation.f1)
+    for k, (col, name) in enumerate(zip(cols, METRICS)):
+        label = f"{name} (rescaled)" if rescaled else name
+        col.metric(label, _fmt(float(explanation.scores[k])), help=METRIC_HELP[name])
+        parts = []
+        if rescaled:
+            parts.append(f"raw {_fmt(raw[k])} · baseline {_fmt(float(explanation.baseline[k]))}")
+        if best is not None:
+            parts.append(f"from reference {int(best[k]) + 1}")
+        if parts:
+            col.caption(" · ".join(parts))
+    st.caption("Signature: " + escape_markdown(str(explanation.signature)))
+    if settings.rescale and not rescaled:
+        problem = _baseline_problem(settings)
+        if problem:
+            st.error(escape_markdown(problem) + "  \n" + escape_markdown(
+                "The scores above are raw (not rescaled). To rescale, compute a baseline on the Baselines page "
+                "or with the command above, or turn “Rescale with baseline” off."), icon=":material/error:")
+    elif rescaled:
+        st.caption("Rescaled as (x − b) / (1 − b) with separate P, R and F baselines; raw values and the "
+                   "baselines used are under each number.")
+
+
+def _notes(pair: PairExplanation) -> None:
+    notes = pair.special_best_matches()
+    if notes:
+        with st.expander(f"{len(notes)} token(s) match best with a special token (CLS/SEP take part in the "
+                         "matching)", expanded=False):
+            for n in notes:
+                st.text(n)
+
+
+def _chart(fig, key: str) -> None:
+    """A figure at its own pixel size when it has one (the heatmap: square cells), else the page's width."""
+    wide = fig.layout.width is not None
+    with st.container(key=f"{key}_box"):
+        st.plotly_chart(fig, width="content" if wide else "stretch", config=plots.PLOTLY_CONFIG, key=key,
+                        theme=None)
+
+
+def _token_tables(pair: PairExplanation, show_special: bool, merge: bool, key: str) -> None:
+    number = st.column_config.NumberColumn
+    config = {"idf weight": number("idf weight", format="%.4f", help="raw weight: idf, or 1; 0 for CLS/SEP"),
+              "normalized weight": number("normalized weight", format="%.4f"),
+              "similarity": number("similarity", format="%.4f", help="cosine with the best match"),
+              "contribution": number("contribution", format="%.5f", help="normalised weight × similarity")}
+    for side, total, name in (("candidate", pair.precision, "P"), ("reference", pair.recall, "R")):
+        if merge:
+            frame = explain_table.word_table(pair, side).drop(columns=["side", "positions"])
+        else:
+            frame = explain_table.token_table(pair, side, show_special=show_special)
+            frame = frame[["position", "display", "token", "idf weight", "normalized weight", "best match",
+                           "similarity", "contribution"]]
+        contrib = frame["contribution"].sum(min_count=1)
+        st.markdown(f"**{side.capitalize()} tokens** — contributions add up to {name} = {_fmt(total)}"
+                    + ("" if np.isfinite(contrib) else " (undefined: this side's weights sum to 0)"))
+        st.dataframe(frame, hide_index=True, column_config=config, key=f"{key}_table_{side}",
+                     height=min(400, 38 + 35 * max(1, len(frame))))
+
+
+def _downloads(explanation, pair: PairExplanation, view: tuple[bool, bool], key: str) -> None:
+    """Figure (HTML; PNG only where a renderer is installed), token table (CSV), explanation (JSON).
+
+    Built only when clicked; the figure at full size (every token), with the page's special/merge choices.
+    """
+    sig = str(pair.signature)
+
+    def heatmap():
+        return plots.heatmap_figure(pair, show_special=view[0], merge_words=view[1])
+
+    row = st.container(horizontal=True, gap="small", key=f"{key}_downloads")
+    png_note = "" if plots.png_available() else (" For a PNG, use the camera icon above the figure (this machine "
+                                                  "has no static image renderer).")
+    row.download_button("Heatmap (HTML)", data=lambda: plots.figure_html(heatmap()), file_name="heatmap.html",
+                        mime="text/html", key=f"{key}_dl_html", icon=":material/download:", on_click="ignore",
+                        help="Interactive figure; opens offline." + png_note)
+    if plots.png_available():
+        row.download_button("Heatmap (PNG)", data=lambda: plots.figure_png(heatmap()), file_name="heatmap.png",
+                            mime="image/png", key=f"{key}_dl_png", icon=":material/download:", on_click="ignore")
+    row.download_button(
+        "Token table (CSV)", data=lambda: export.safe_csv(explain_table.token_table(pair, "both"), sig),
+        file_name="tokens.csv", mime="text/csv", key=f"{key}_dl_csv", icon=":material/download:",
+        on_click="ignore", help="Both sides, every token, with the signature.")
+    row.download_button(
+        "Explanation (JSON)", data=lambda: export.to_json(explain_table.explanation_dict(explanation)),
+        file_name="explanation.json", mime="application/json", key=f"{key}_dl_json",
+        icon=":material/download:", on_click="ignore",
+        help="Tokens, similarity matrix, best matches, scores, baselines, warnings and signature.")
+
+
+def render_explanation(explanation: PairExplanation | MultiReferenceExplanation, settings, key: str) -> None:
+    """Draw an explanation (every widget key starts with ``key``).
+
+    Args:
+        explanation: from :func:`explain_pair` or ``Scorer.explain``.
+        settings: the sidebar's settings (for the rescaling message and the default of special tokens).
+        key: prefix of every widget key, unique on the page.
+    """
+    _scores_header(explanation, settings)
+    show_warnings(explanation.warnings)
+    if isinstance(explanation, MultiReferenceExplanation) and len(explanation.pairs) == 1:
+        pair = explanation.pairs[0]
+    elif isinstance(explanation, MultiReferenceExplanation):
+        n = len(explanation.pairs)
+        default = int(explanation.best_reference[2])
+        choice = st.selectbox(
+            "Reference to inspect", list(range(n)), index=default, key=f"{key}_which_ref",
+            format_func=lambda i: f"Reference {i + 1}" + (" (gives F1)" if i == default else ""),
+            help="P, R and F1 are maxima over the references, each taken separately.")
+        pair = explanation.pairs[int(choice)]
+        p, r, f = (float(x) for x in pair.scores)
+        st.caption(f"This reference alone: P {_fmt(p)} · R {_fmt(r)} · F1 {_fmt(f)}")
+    else:
+        pair = explanation
+    _notes(pair)
+    c1, c2, _ = st.columns([1, 1, 2])
+    show_special = c1.toggle("Show special tokens", value=bool(getattr(settings, "show_special", False)),
+                             key=f"{key}_show_special",
+                             help="CLS and SEP have weight 0 but take part in the matching: a token may match one.")
+    merge = c2.toggle("Merge word pieces", value=False, key=f"{key}_merge_words",
+                      help="Label words instead of pieces (pieces stay on hover and in the cells).")
+    heatmap = plots.heatmap_figure(pair, show_special=show_special, merge_words=merge, max_width=MAX_WIDTH,
+                                   max_height=MAX_HEIGHT)
+    tab_map, tab_align, tab_table = st.tabs(["Heatmap", "Alignment", "Token table"])
+    with tab_map:
+        rescaled = pair.baseline is not None
+        st.caption("Rows: candidate tokens; columns: reference tokens. ○ marks each row's maximum (the candidate "
+                   "token's best match: precision), × each column's maximum (the reference token's best match: "
+                   "recall). Hover a cell for both tokens, the similarity and the idf weights."
+                   + (" Cells rescaled with the F baseline, as bert-score-show does." if rescaled else ""))
+        if heatmap.layout.meta["windowed"]:
+            rows, cols = heatmap.layout.meta["shape"]
+            vr, vc = heatmap.layout.meta["window"]
+            st.caption(f"Long pair ({rows} × {cols} tokens): showing the first {min(vr, rows)} × {min(vc, cols)} "
+                       "at a legible size. Drag to pan, use the toolbar to zoom, double-click to see all; the "
+                       "HTML download has the full-size figure.")
+        _chart(heatmap, f"{key}_heatmap")
+    with tab_align:
+        st.caption("Lines link each token to its best match, coloured by similarity (blue high, red low); "
+                   "the weakest fifth of each side's matches are labelled in red. Hover a token for its match "
+                   "and contribution.")
+        align = plots.alignment_figure(pair, show_special=show_special, merge_words=merge, max_width=MAX_WIDTH)
+        if align.layout.meta["windowed"]:
+            st.caption("Long pair: showing the first tokens; drag sideways to follow the sentences.")
+        _chart(align, f"{key}_alignment")
+    with tab_table:
+        _token_tables(pair, show_special, merge, key)
+    _downloads(explanation, pair, (show_special, merge), key)

@@ -1,0 +1,286 @@
+"""The Inspect page in Streamlit's AppTest: it renders, its numbers are the engine's, settings take effect.
+
+Two ways in: the whole app (``app.py``: navigation + the real sidebar, settings given as the sidebar widgets'
+state before the first run) and the page on its own (settings changed between reruns of one session).
+AppTest quirk (streamlit 1.67): after the first run of ``app.py``, reruns execute only a page file named
+``inspect.py``, not the main script, so the sidebar does not run again; sidebar changes are therefore tested
+with a fresh run per setting, and changes within one session through the page itself.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from bertscore_viz import Scorer
+from bertscore_viz.baseline import BaselineTable, shipped_baseline_path
+from bertscore_viz.models import resolve_model
+from bertscore_viz.ui.settings import LANGS, Settings
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "app.py")
+PAGE = str(ROOT / "pages" / "inspect.py")
+MODEL = resolve_model(None).name
+LAYER_KEY = f"layer::{MODEL}"
+TIMEOUT = 240
+#: The page's first example (pair 0 of BERTSCORE.md's hand-checkable values).
+EX_CAND, EX_REF = "The cat sat on the mat.", "There is a cat sitting on the mat."
+CAND, REF = "A man is playing a guitar on stage.", "Someone performs music with a guitar."
+#: A made-up baseline for the bundled model (7 layers): only the arithmetic is checked against the engine.
+TABLE = BaselineTable(np.array([[0.40 + 0.02 * k, 0.41 + 0.02 * k, 0.42 + 0.02 * k] for k in range(7)]),
+                      "test baseline")
+
+
+@pytest.fixture(scope="module")
+def engine():
+    return Scorer()
+
+
+def run_app(**state) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for k, v in state.items():
+        at.session_state[k] = v
+    return at.run()
+
+
+def run_page(settings: Settings | None = None, **state) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    if settings is not None:
+        at.session_state["settings"] = settings
+    for k, v in state.items():
+        at.session_state[k] = v
+    return at.run()
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def expect_metrics(at: AppTest, values, rescaled: bool = False) -> None:
+    suffix = " (rescaled)" if rescaled else ""
+    got = metrics(at)
+    assert got == {f"Precision{suffix}": f"{values[0]:.4f}", f"Recall{suffix}": f"{values[1]:.4f}",
+                   f"F1{suffix}": f"{values[2]:.4f}"}, got
+
+
+def type_pair(at: AppTest, cand: str, ref: str) -> AppTest:
+    at.text_area(key="inspect_candidate").input(cand)
+    at.text_area(key="inspect_reference_0").input(ref)
+    return at.run()
+
+
+def plotly_specs(at: AppTest) -> list[dict]:
+    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+
+
+def test_page_renders_with_sidebar_inputs_and_figures():
+    at = run_app()
+    assert not at.exception
+    assert any("Inspect" in t.value for t in at.title)
+    labels = [t.label for t in at.text_area]
+    assert labels == ["Candidate", "Reference"]
+    assert at.text_area(key="inspect_candidate").value == EX_CAND
+    assert [t.label for t in at.sidebar.toggle] == ["idf weighting", "Rescale with baseline"]
+    assert set(metrics(at)) == {"Precision", "Recall", "F1"}
+    assert len(at.get("plotly_chart")) == 2  # heatmap and alignment
+    assert {t.label for t in at.tabs} == {"Heatmap", "Alignment", "Token table"}
+    assert {b.label for b in at.get("download_button")} >= {"Heatmap (HTML)", "Token table (CSV)",
+                                                            "Explanation (JSON)"}
+    assert at.toggle(key="inspect_show_special").value is False
+
+
+def test_typed_pair_shows_the_engines_scores(engine):
+    at = run_app()
+    at = type_pair(at, CAND, REF)
+    assert not at.exception
+    ex = engine.explain(CAND, REF)
+    expect_metrics(at, (ex.precision, ex.recall, ex.f1))
+    # the token tables sum to the same P and R
+    assert any(f"P = {ex.precision:.4f}" in m.value for m in at.markdown)
+    assert any(f"R = {ex.recall:.4f}" in m.value for m in at.markdown)
+    cand_table = at.dataframe[0].value
+    assert cand_table["contribution"].sum() == pytest.approx(ex.precision, abs=1e-9)
+
+
+def test_layer_change_takes_effect():
+    at4 = run_app()
+    at6 = run_app(**{LAYER_KEY: 6})
+    assert not at6.exception
+    assert at6.session_state["settings"].layer == 6
+    # hand-checked values of BERTSCORE.md, pair 0 at layer 6 and 4
+    expect_metrics(at6, (0.915798, 0.906159, 0.910953))
+    expect_metrics(at4, (0.906293, 0.868974, 0.887242))
+    assert any("Signature" in c.value and "L6" in c.value for c in at6.caption)
+
+
+def test_layer_change_within_a_session_needs_no_new_page(engine):
+    at = run_page(Settings())
+    expect_metrics(at, (0.906293, 0.868974, 0.887242))
+    at.session_state["settings"] = Settings(layer=6)
+    at.run()
+    expect_metrics(at, (0.915798, 0.906159, 0.910953))
+    # idf from a single reference is degenerate: the engine's warning, and no made-up recall
+    at.session_state["settings"] = Settings(layer=6, idf=True)
+    at.run()
+    ex = Scorer(layer=6, idf=True).explain(EX_CAND, EX_REF)
+    assert np.isnan(ex.recall)
+    assert metrics(at) == {"Precision": f"{ex.precision:.4f}", "Recall": "n/a", "F1": f"{ex.f1:.4f}"}
+    assert any("idf is degenerate" in w.value for w in at.warning)
+
+
+def test_rescale_toggle_switches_to_the_engines_rescaled_values():
+    custom = {("en", MODEL): TABLE}
+    raw = run_app(custom_baselines=custom)
+    scaled = run_app(custom_baselines=custom, rescale=True)
+    assert not scaled.exception and not scaled.error
+    ex = Scorer(rescale_with_baseline=True, baseline_table=TABLE).explain(EX_CAND, EX_REF)
+    expect_metrics(raw, (ex.precision, ex.recall, ex.f1))
+    expect_metrics(scaled, ex.rescaled, rescaled=True)
+    assert ex.rescaled[2] != pytest.approx(ex.f1)
+    captions = " ".join(c.value for c in scaled.caption)
+    for k in range(3):
+        assert f"raw {[ex.precision, ex.recall, ex.f1][k]:.4f}" in captions
+        assert f"baseline {ex.baseline[k]:.4f}" in captions
+    # the heatmap is rescaled with the F baseline and says so
+    heat = plotly_specs(scaled)[0]
+    title = heat["data"][0]["colorbar"]["title"]["text"]
+    assert "F baseline" in title and f"{TABLE.values[4][2]:.3f}" in title
+
+
+def test_rescale_within_a_session(engine):
+    at = run_page(Settings(), custom_baselines={("en", MODEL): TABLE})
+    at = type_pair(at, CAND, REF)
+    before = metrics(at)
+    at.session_state["settings"] = Settings(rescale=True)
+    at.run()
+    ex = Scorer(rescale_with_baseline=True, baseline_table=TABLE).explain(CAND, REF)
+    expect_metrics(at, ex.rescaled, rescaled=True)
+    assert metrics(at) != before
+
+
+def test_missing_baseline_gives_the_engines_message_and_raw_numbers(engine):
+    # a language without a baseline for this model: the engine's message says how to compute one
+    lang = next(x for x in LANGS if not shipped_baseline_path(x, MODEL).is_file())
+    at = run_app(rescale=True, lang=lang)
+    assert not at.exception
+    errors = " ".join(e.value for e in at.error)
+    assert "No rescaling baseline" in errors and "baseline" in errors and "raw" in errors
+    ex = engine.explain(EX_CAND, EX_REF)
+    expect_metrics(at, (ex.precision, ex.recall, ex.f1))
+
+
+@pytest.mark.parametrize("cand, ref, expected", [
+    ("", EX_REF, "candidate is empty"),
+    (EX_CAND, "   ", "reference is empty"),
+    ("", "", "Type a candidate and a reference"),
+])
+def test_empty_input_shows_a_message(cand, ref, expected):
+    at = run_page(Settings())
+    at = type_pair(at, cand, ref)
+    assert not at.exception
+    assert any(expected in i.value for i in at.info)
+    assert not at.metric and not at.get("plotly_chart")
+
+
+def test_html_like_input_is_shown_as_text():
+    nasty = "<script>alert(1)</script> **bold** $x$ [link](http://x)"
+    at = run_page(Settings())
+    at = type_pair(at, nasty, "<b>bold</b> text $y$")
+    assert not at.exception
+    assert at.text_area(key="inspect_candidate").value == nasty
+    shown = at.dataframe[0].value["display"].tolist()
+    assert "<" in shown and "script" in shown and "*" in shown and "$" in shown
+    for el in list(at.markdown) + list(at.caption) + list(at.info) + list(at.warning) + list(at.error):
+        assert "<script" not in el.value and "**bold**" not in el.value
+    heat = plotly_specs(at)[0]
+    labels = heat["layout"]["yaxis"]["ticktext"]
+    assert "&lt;" in labels and not any("<" in t for t in labels)
+    config = json.loads(at.get("plotly_chart")[0].proto.config)
+    assert config["typesetMath"] is False
+
+
+def test_special_tokens_and_word_merging_toggles():
+    at = run_page(Settings())
+    at = type_pair(at, "The players were playing unbelievably.", "Players played incredibly well.")
+    assert "[CLS]" not in plotly_specs(at)[0]["layout"]["yaxis"]["ticktext"]
+    at.toggle(key="inspect_show_special").set_value(True).run()
+    assert plotly_specs(at)[0]["layout"]["yaxis"]["ticktext"][0] == "[CLS]"
+    at.toggle(key="inspect_merge_words").set_value(True).run()
+    assert "unbelievably" in plotly_specs(at)[0]["layout"]["yaxis"]["ticktext"]
+    assert "unbelievably" in at.dataframe[0].value["word"].tolist()
+    assert not at.exception
+
+
+def test_several_references_say_which_gave_each_score(engine):
+    at = run_page(Settings())
+    at.selectbox(key="inspect_example").set_value("Paper: two references").run()
+    refs = ["consumers prefer imported cars", "people like visiting places abroad"]
+    assert [t.value for t in at.text_area] == ["people like foreign cars"] + refs
+    assert [t.label for t in at.text_area] == ["Candidate", "Reference", "Reference 2"]
+    multi = engine.explain("people like foreign cars", refs)
+    expect_metrics(at, (multi.precision, multi.recall, multi.f1))
+    captions = [c.value for c in at.caption]
+    for k in range(3):
+        assert any(f"from reference {int(multi.best_reference[k]) + 1}" in c for c in captions)
+    # add a third reference through the button
+    at.button(key="inspect_add_ref").click().run()
+    assert len(at.text_area) == 4
+    at.text_area(key="inspect_reference_2").input("people love cars from other countries").run()
+    multi3 = engine.explain("people like foreign cars", refs + ["people love cars from other countries"])
+    expect_metrics(at, (multi3.precision, multi3.recall, multi3.f1))
+    assert not at.exception
+
+
+def _two_drilldowns():
+    from bertscore_viz.ui.explain_view import explain_pair, render_explanation
+    from bertscore_viz.ui.settings import Settings as S
+
+    s = S()
+    render_explanation(explain_pair(s, "a dog runs", "a dog is running"), s, key="compare")
+    render_explanation(explain_pair(s, "a dog runs", ["a dog is running", "cats sleep"]), s, key="other")
+
+
+def test_render_explanation_can_appear_twice_with_prefixed_keys():
+    at = AppTest.from_function(_two_drilldowns, default_timeout=TIMEOUT).run()
+    assert not at.exception
+    keys = [t.key for t in at.toggle]
+    assert "compare_show_special" in keys and "other_show_special" in keys
+    assert len(at.metric) == 6
+    assert at.selectbox(key="other_which_ref").value == 0
+
+
+def test_changing_layer_idf_or_rescaling_costs_no_model_pass(monkeypatch):
+    from bertscore_viz.encoder import Encoder
+
+    calls = []
+    real_forward = Encoder._forward
+
+    def counting_forward(self, id_lists, depth):  # the real forward pass, counted
+        calls.append(len(id_lists))
+        return real_forward(self, id_lists, depth)
+
+    monkeypatch.setattr(Encoder, "_forward", counting_forward)
+    at = run_page(Settings(), custom_baselines={("en", MODEL): TABLE})
+    at = type_pair(at, "A quiet evening by the sea, unlike any other.", "An evening at the seaside, calm as never.")
+    assert calls, "the new pair needs one model pass"
+    first = metrics(at)
+    calls.clear()
+    for settings in (Settings(layer=2), Settings(layer=6, idf=True), Settings(layer=5, rescale=True), Settings()):
+        at.session_state["settings"] = settings
+        at.run()
+        assert not at.exception
+    assert calls == []
+    assert metrics(at) == first
+
+
+def test_long_input_is_truncated_with_a_warning():
+    long_text = " ".join(["the quick brown fox jumps over the lazy dog"] * 70)  # ~630 tokens
+    at = run_page(Settings())
+    at = type_pair(at, long_text, "A fox jumps over a dog.")
+    assert not at.exception
+    assert any("truncated" in w.value for w in at.warning)
+    assert at.metric
