@@ -1,0 +1,308 @@
+"""Scoring several systems on one test set, and the tables behind the Compare page (pure, no Streamlit).
+
+The model runs once: every system's outputs go into ONE :meth:`Scorer.match` call with ``layers="all"``, so each
+reference (and each output two systems share) is embedded once, and the maxima of every layer are kept. Then
+:func:`results_for` turns them into one :class:`ScoreResult` per system for any layer, idf or rescaling
+setting without a model pass. idf, when on, comes from the references of the uploaded set (the same for every
+system, exactly as when each system is scored on its own).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Callable
+
+import numpy as np
+
+from .errors import BaselineError
+from .results import ScoreResult
+from .scorer import MatchStats, Scorer
+from .significance import DEFAULT_SAMPLES, DEFAULT_SEED, Significance, analyse
+from .upload import Dataset
+
+METRICS = ("P", "R", "F1")
+#: Reference-length buckets, in words of the first reference: (low, high) inclusive.
+LENGTH_BUCKETS = ((1, 10), (11, 20), (21, 30), (31, 45), (46, 70), (71, None))
+
+
+@dataclass(frozen=True)
+class ComparisonStats:
+    """The model pass for a dataset: one :class:`MatchStats` per system (views of one shared match).
+
+    Attributes:
+        systems: names in file order; per_system: their match statistics, aligned with the dataset's segments.
+        layers: the layers computed (all of the model's).
+    """
+
+    systems: tuple[str, ...]
+    per_system: tuple[MatchStats, ...]
+    layers: tuple[int, ...]
+    n_segments: int
+
+    def stats(self, system: str) -> MatchStats:
+        return self.per_system[self.systems.index(system)]
+
+
+def _slice(stats: MatchStats, first: int, last: int) -> MatchStats:
+    """The candidates ``first:last`` of ``stats`` with their pairs, as a MatchStats of its own (no copies)."""
+    p0, p1 = stats.groups[first][0], stats.groups[last - 1][1]
+    return replace(stats,
+                   candidates=stats.candidates[first:last],
+                   references=stats.references[p0:p1],
+                   pair_candidate=stats.pair_candidate[p0:p1] - first,
+                   groups=tuple((a - p0, b - p0) for a, b in stats.groups[first:last]),
+                   cand_ids=stats.cand_ids[first:last],
+                   ref_ids=stats.ref_ids[p0:p1],
+                   cand_truncated=stats.cand_truncated[first:last],
+                   ref_truncated=stats.ref_truncated[p0:p1],
+                   cand_best=stats.cand_best[p0:p1],
+                   ref_best=stats.ref_best[p0:p1])
+
+
+def score_dataset(scorer: Scorer, dataset: Dataset,
+                  progress: Callable[[int, int], None] | None = None) -> ComparisonStats:
+    """Embed and match every system's outputs against the references, all layers, in one model pass.
+
+    Args:
+        scorer: any Scorer of the model (its layer, idf and rescaling do not matter here).
+        dataset: from :func:`bertscore_viz.upload.parse_upload`; must be ``ok``.
+        progress: ``progress(done, total)`` in distinct sentences embedded.
+    """
+    names = tuple(dataset.systems)
+    n = dataset.n_segments
+    candidates: list[str] = []
+    references: list[list[str]] = []
+    for name in names:
+        candidates.extend(dataset.systems[name])
+        references.extend(dataset.references)
+    stats = scorer.match(candidates, references, layers="all", progress=progress)
+    per_system = tuple(_slice(stats, i * n, (i + 1) * n) for i in range(len(names)))
+    return ComparisonStats(names, per_system, stats.layers, n)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Every system's scores at one setting.
+
+    Attributes:
+        results: ``{system: ScoreResult}``.
+        rescaled: the numbers are rescaled; note: why rescaling was asked for but not done (else None).
+        layer, idf: the setting.
+    """
+
+    results: dict[str, ScoreResult]
+    layer: int
+    idf: bool
+    rescaled: bool
+    note: str | None = None
+
+    @property
+    def systems(self) -> list[str]:
+        return list(self.results)
+
+    @property
+    def signature(self) -> str:
+        return str(next(iter(self.results.values())).signature)
+
+    def scores(self, metric: str = "F1") -> dict[str, np.ndarray]:
+        attr = {"P": "precision", "R": "recall", "F1": "f1"}[metric]
+        return {k: getattr(v, attr) for k, v in self.results.items()}
+
+    def warnings(self) -> list[str]:
+        out = []
+        for name, res in self.results.items():
+            out.extend(f"{name}: {w}" for w in res.warnings)
+        return out
+
+
+def results_for(scorer: Scorer, cstats: ComparisonStats, layer: int | None = None, idf: bool | None = None,
+                rescale: bool = False) -> Comparison:
+    """Per-system results for a layer / idf / rescaling setting, without a model pass.
+
+    When rescaling is asked for and no baseline exists for the model and layer, the numbers are raw and
+    ``note`` carries the engine's message.
+    """
+    layer = scorer.layer if layer is None else int(layer)
+    idf = scorer.idf if idf is None else bool(idf)
+    baseline = None
+    note = None
+    if rescale:
+        try:
+            baseline = scorer.baseline_for(layer)
+        except BaselineError as exc:
+            note = str(exc)
+    results = {name: scorer.result(stats, layer=layer, idf=idf, baseline=baseline)
+               for name, stats in zip(cstats.systems, cstats.per_system)}
+    return Comparison(results, layer, idf, baseline is not None, note)
+
+
+# --- tables -------------------------------------------------------------------------------------------------------
+def significance(comparison: Comparison, baseline: str | None = None, metric: str = "F1",
+                 n_samples: int = DEFAULT_SAMPLES, seed: int | None = DEFAULT_SEED) -> Significance:
+    """Bootstrap intervals and paired tests of the systems on one metric.
+
+    Undefined segment scores (NaN precision or recall under degenerate idf, listed in the warnings) count as 0
+    here, as bert-score does for F1, so that one such segment cannot make every p value meaningless.
+    """
+    scores = {k: np.nan_to_num(v, nan=0.0) for k, v in comparison.scores(metric).items()}
+    return analyse(scores, baseline, metric, n_samples, seed)
+
+
+def system_table(comparison: Comparison, sig: Significance):
+    """One row per system, best first: rank, P, R, F1, the 95% interval of the metric tested, best marked.
+
+    Returns:
+        pandas DataFrame with columns ``Rank, System, Best, P, R, F1, <metric> CI low, <metric> CI high,
+        Segments``.
+    """
+    import pandas as pd
+
+    rows = []
+    for name, res in comparison.results.items():
+        p, r, f = res.mean()
+        iv = sig.interval(name)
+        rows.append({"System": name, "P": p, "R": r, "F1": f, f"{sig.metric} CI low": iv.low,
+                     f"{sig.metric} CI high": iv.high, "Segments": len(res)})
+    frame = pd.DataFrame(rows)
+    key = sig.metric
+    frame["Rank"] = frame[key].rank(ascending=False, method="min").astype(int)
+    best = frame[key].max()
+    frame["Best"] = np.where(frame[key] == best, "★ best", "")
+    frame = frame.sort_values(["Rank", "System"], kind="stable").reset_index(drop=True)
+    cols = ["Rank", "System", "Best", "P", "R", "F1", f"{key} CI low", f"{key} CI high", "Segments"]
+    return frame[cols]
+
+
+def _join_refs(refs: list[str]) -> str:
+    return refs[0] if len(refs) == 1 else " ‖ ".join(refs)
+
+
+def segment_table(dataset: Dataset, comparison: Comparison, with_pr: bool = False, with_outputs: bool = True):
+    """One row per segment: id, row, reference(s), source, every system's F1 (and P, R), and the outputs."""
+    import pandas as pd
+
+    data: dict[str, object] = {"Segment": dataset.segment_ids, "Row": dataset.rows,
+                               "Reference": [_join_refs(r) for r in dataset.references]}
+    if dataset.sources is not None:
+        data["Source"] = dataset.sources
+    for name, res in comparison.results.items():
+        data[f"F1 · {name}"] = res.f1
+        if with_pr:
+            data[f"P · {name}"] = res.precision
+            data[f"R · {name}"] = res.recall
+    if with_outputs:
+        for name in comparison.results:
+            data[f"Output · {name}"] = dataset.systems[name]
+    return pd.DataFrame(data)
+
+
+def diff_column(a: str, b: str, metric: str = "F1") -> str:
+    return f"{metric} {a} − {b}"
+
+
+def sort_by_difference(frame, comparison: Comparison, a: str, b: str, metric: str = "F1"):
+    """The segment table with a column ``a - b`` of ``metric``, sorted where they differ most (|a - b| first)."""
+    scores = comparison.scores(metric)
+    out = frame.copy()
+    col = diff_column(a, b, metric)
+    out.insert(3, col, scores[a] - scores[b])
+    order = np.argsort(-np.abs(out[col].to_numpy()), kind="stable")
+    return out.iloc[order].reset_index(drop=True)
+
+
+def filter_segments(frame, query: str):
+    """Rows whose reference, source, outputs or segment id contain ``query`` (case-insensitive, plain text)."""
+    query = (query or "").strip().lower()
+    if not query:
+        return frame
+    cols = [c for c in frame.columns if c in ("Segment", "Reference", "Source") or c.startswith("Output · ")]
+    mask = np.zeros(len(frame), dtype=bool)
+    for c in cols:
+        mask |= frame[c].astype(str).str.lower().str.contains(query, regex=False).to_numpy()
+    return frame[mask]
+
+
+def bucket_label(low: int, high: int | None) -> str:
+    return f"{low}+ words" if high is None else f"{low}–{high} words"
+
+
+def length_buckets(dataset: Dataset, comparison: Comparison, metric: str = "F1"):
+    """Mean score per system in each reference-length bucket (words of the first reference).
+
+    Returns:
+        DataFrame with columns ``Bucket, System, Segments, <metric>``, buckets in length order (empty ones left out).
+    """
+    import pandas as pd
+
+    lengths = np.array([len(r[0].split()) for r in dataset.references])
+    scores = comparison.scores(metric)
+    rows = []
+    for low, high in LENGTH_BUCKETS:
+        lo = 0 if low == 1 else low
+        mask = (lengths >= lo) & ((lengths <= high) if high is not None else True)
+        if not mask.any():
+            continue
+        for name, s in scores.items():
+            rows.append({"Bucket": bucket_label(low, high), "System": name, "Segments": int(mask.sum()),
+                         metric: float(np.mean(s[mask]))})
+    return pd.DataFrame(rows, columns=["Bucket", "System", "Segments", metric])
+
+
+def headline(comparison: Comparison, sig: Significance) -> dict:
+    """The answer in a few fields: the best system, its score and interval, the margin over the runner-up and
+    whether that margin is significant, plus a sentence."""
+    means = {s: float(np.mean(v)) for s, v in comparison.scores(sig.metric).items()}
+    ranked = sorted(means, key=lambda s: -means[s])
+    best = ranked[0]
+    iv = sig.interval(best)
+    out = {"best": best, "metric": sig.metric, "score": means[best], "ci_low": iv.low, "ci_high": iv.high,
+           "runner_up": None, "margin": None, "p": None, "significant": None}
+    if len(ranked) == 1:
+        out["sentence"] = f"Only one system: {best}, {sig.metric} {means[best]:.4f}."
+        return out
+    second = ranked[1]
+    p = sig.pair(best, second)
+    margin = means[best] - means[second]
+    out.update(runner_up=second, margin=margin, p=p, significant=bool(p < 0.05))
+    from .significance import describe
+
+    out["sentence"] = describe(best, second, means[best], means[second], p, sig.metric)
+    return out
+
+
+def to_jsonable(dataset: Dataset, comparison: Comparison, sig: Significance, with_segments: bool = True) -> dict:
+    """Everything on the page as one JSON-ready dict: settings, signature, systems, significance, segments,
+    problems of the input."""
+    table = system_table(comparison, sig)
+    out = {
+        "signature": comparison.signature,
+        "settings": {"layer": comparison.layer, "idf": comparison.idf, "rescaled": comparison.rescaled,
+                     "rescale_note": comparison.note},
+        "mapping": None if dataset.mapping is None else dataset.mapping.as_dict(),
+        "n_segments": dataset.n_segments,
+        "systems": table.to_dict(orient="records"),
+        "significance": sig.as_dict(),
+        "headline": headline(comparison, sig),
+        "warnings": comparison.warnings(),
+        "problems": [p.as_dict() for p in dataset.problems],
+    }
+    if with_segments:
+        out["segments"] = [
+            {"segment_id": sid, "row": row, "references": refs,
+             "source": None if dataset.sources is None else dataset.sources[i],
+             "systems": {name: {"output": dataset.systems[name][i], "precision": float(res.precision[i]),
+                                "recall": float(res.recall[i]), "f1": float(res.f1[i])}
+                         for name, res in comparison.results.items()}}
+            for i, (sid, row, refs) in enumerate(zip(dataset.segment_ids, dataset.rows, dataset.references))]
+    return out
+
+
+def dataset_key(dataset: Dataset, model: str = "") -> str:
+    """A hash of exactly what is scored (outputs, references) and the model: the cache key of a model pass."""
+    import hashlib
+    import json
+
+    h = hashlib.sha256(model.encode("utf-8"))
+    h.update(json.dumps([list(dataset.systems), list(dataset.systems.values()), dataset.references],
+                        ensure_ascii=False).encode("utf-8"))
+    return h.hexdigest()[:24]
