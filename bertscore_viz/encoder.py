@@ -50,8 +50,9 @@ class Tokenized:
 class EmbeddingCache:
     """Thread-safe LRU cache bounded by bytes, shared by every encoder of the process.
 
-    Keys are ``(encoder key, text)``; values are float32 arrays ``(n_layers, n_tokens, dim)`` of L2-normalised
-    token vectors for layers ``0 .. n_layers - 1``.
+    Keys are ``(encoder key, token ids as bytes)``: the model sees only the ids, so texts that tokenize alike
+    (case variants under an uncased model, different outer whitespace) share one entry. Values are float32
+    arrays ``(n_layers, n_tokens, dim)`` of L2-normalised token vectors for layers ``0 .. n_layers - 1``.
     """
 
     def __init__(self, max_bytes: int = DEFAULT_CACHE_BYTES):
@@ -291,11 +292,14 @@ class Encoder:
                 "(0 = embeddings)."
             )
         result: list[np.ndarray | None] = [None] * len(texts)
-        missing: dict[str, list[int]] = {}
-        for i, t in enumerate(texts):
-            hit = self.cache.get((self.key, t), depth + 1)
+        # The cache and the deduplication are keyed by token ids: equal ids give equal embeddings.
+        toks = self.encode(texts)
+        missing: dict[bytes, list[int]] = {}
+        for i, tok in enumerate(toks):
+            key = tok.ids.tobytes()
+            hit = None if key in missing else self.cache.get((self.key, key), depth + 1)
             if hit is None:
-                missing.setdefault(t, []).append(i)
+                missing.setdefault(key, []).append(i)
             else:
                 result[i] = hit
         total = len(missing)
@@ -303,16 +307,16 @@ class Encoder:
             progress(0, total)
         if missing:
             uniq = list(missing)
-            toks = self.encode(uniq)
-            order = sorted(range(len(uniq)), key=lambda k: len(toks[k].ids), reverse=True)
+            first = [toks[missing[k][0]].ids for k in uniq]
+            order = sorted(range(len(uniq)), key=lambda k: len(first[k]), reverse=True)
             done = 0
             start = 0
             while start < len(order):
-                longest = len(toks[order[start]].ids)
+                longest = len(first[order[start]])
                 n = max(1, min(batch_size, token_budget // max(longest, 1)))
                 batch = order[start:start + n]
                 start += n
-                arrays = self._forward([toks[k].ids for k in batch], depth)
+                arrays = self._forward([first[k] for k in batch], depth)
                 for k, arr in zip(batch, arrays):
                     self.cache.put((self.key, uniq[k]), arr)
                     for i in missing[uniq[k]]:
@@ -337,8 +341,10 @@ class Encoder:
         with torch.inference_mode():
             out = model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device),
                         output_hidden_states=True)
-            hidden = torch.stack(out.hidden_states[: depth + 1], dim=0).float()  # (layers, batch, tokens, dim)
-            hidden = hidden / hidden.norm(dim=-1, keepdim=True)
+            hidden = torch.stack(out.hidden_states[: depth + 1], dim=0)  # (layers, batch, tokens, dim): a new tensor
+            if hidden.dtype != torch.float32:
+                hidden = hidden.float()
+            hidden.div_(torch.linalg.vector_norm(hidden, dim=-1, keepdim=True))  # in place: no second copy
             hidden = hidden.cpu().numpy()
         return [np.ascontiguousarray(hidden[:, row, :n, :]) for row, n in enumerate(lengths)]
 

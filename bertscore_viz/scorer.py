@@ -122,23 +122,23 @@ class MatchStats:
             raise ModelError(f"Layer {layer} was not computed for these pairs (have {list(self.layers)}).")
         k = self.layers.index(layer)
         special = list(self.special_ids)
-        weight_cache: dict[int, np.ndarray] = {}
+        side_cache: dict[int, tuple[np.ndarray, bool]] = {}
 
-        def weights(ids: np.ndarray) -> np.ndarray:
+        def side(ids: np.ndarray) -> tuple[np.ndarray, bool]:
+            """(weights, empty) of a token array, computed once per array (candidates recur in every pair)."""
             key = id(ids)
-            if key not in weight_cache:
-                weight_cache[key] = uniform_weights(ids, special) if idf is None else idf(ids)
-            return weight_cache[key]
+            if key not in side_cache:
+                is_special = np.isin(ids, special)
+                w = np.where(is_special, 0.0, 1.0) if idf is None else idf(ids)
+                side_cache[key] = (w, bool(is_special.all()))
+            return side_cache[key]
 
         n = len(self.pair_candidate)
         out = np.empty((n, 3), dtype=np.float64)
         notes: dict[str, list[int]] = {"empty_candidate": [], "empty_reference": [], "degenerate_idf": []}
         for p in range(n):
-            c_ids = self.cand_ids[self.pair_candidate[p]]
-            r_ids = self.ref_ids[p]
-            wc, wr = weights(c_ids), weights(r_ids)
-            c_empty = not np.any(~np.isin(c_ids, special))
-            r_empty = not np.any(~np.isin(r_ids, special))
+            wc, c_empty = side(self.cand_ids[self.pair_candidate[p]])
+            wr, r_empty = side(self.ref_ids[p])
             if c_empty:
                 notes["empty_candidate"].append(p)
             if r_empty:

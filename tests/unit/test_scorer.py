@@ -335,6 +335,21 @@ def test_deduplication(s4, counter):
     assert res.f1[1] == pytest.approx(1.0, abs=1e-6)
 
 
+def test_texts_with_the_same_token_ids_share_one_model_pass(s4, counter):
+    """The model sees only token ids: under the uncased bundled model, case variants and outer whitespace give
+    the same ids, so they are embedded once, within a call and across calls."""
+    CACHE.clear()
+    first = s4.score(["The Cat sat.", "  the cat sat.  "], ["A dog barked.", "a DOG barked."])
+    assert counter.rows == 2
+    counter.reset()
+    again = s4.score(["THE CAT SAT."], ["A Dog Barked."])
+    assert counter.rows == 0
+    assert first.f1[0] == first.f1[1] == again.f1[0]
+    counter.reset()
+    s4.score(["The cat sat!"], ["A dog barked."])  # other ids: a model pass
+    assert counter.rows == 1
+
+
 def test_progress_counts_distinct_sentences(s4):
     cands, refs = _wmt_pairs(6, "ru-en", 300)
     CACHE.clear()
