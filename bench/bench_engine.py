@@ -222,12 +222,20 @@ def main() -> None:
     # (d) memory -----------------------------------------------------------------------------------------------
     if not args.skip_memory:
         m = 2000 if args.quick else args.memory_pairs
-        for which in ("ours", "bert-score"):
+        from bertscore_viz.encoder import DEFAULT_CACHE_BYTES
+
+        default_mb = f"default cache bound {DEFAULT_CACHE_BYTES / 2**20:,.0f} MB"
+        for which, cache_mb, label in (("ours", None, default_mb), ("ours", "512", "BERTSCORE_VIZ_CACHE_MB=512"),
+                                       ("bert-score", None, "")):
+            env = dict(os.environ)
+            env.pop("BERTSCORE_VIZ_CACHE_MB", None)
+            if cache_mb:
+                env["BERTSCORE_VIZ_CACHE_MB"] = cache_mb
             proc = subprocess.run([sys.executable, __file__, "--_memory-child", which, "--memory-pairs", str(m),
-                                   "--layer", str(layer)], capture_output=True, text=True, check=True)
+                                   "--layer", str(layer)], capture_output=True, text=True, check=True, env=env)
             rec = json.loads(proc.stdout.strip().splitlines()[-1])
-            print(f"(d) {which}: peak RSS {rec['peak_rss_mb']:,} MB scoring {m:,} pairs in a fresh process "
-                  f"(mean F1 {rec['mean_f1']:.6f})")
+            print(f"(d) {which}{', ' + label if label else ''}: peak RSS {rec['peak_rss_mb']:,} MB scoring {m:,} "
+                  f"pairs in a fresh process (mean F1 {rec['mean_f1']:.6f})")
 
 
 if __name__ == "__main__":

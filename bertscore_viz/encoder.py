@@ -27,7 +27,23 @@ from .models import ModelSpec
 PRECISIONS = ("fp32", "fp16", "bf16")
 #: Used when a tokenizer reports no real maximum (DeBERTa-v3 says 1e30), as truncation would overflow.
 FALLBACK_MAX_LENGTH = 512
-DEFAULT_CACHE_BYTES = int(float(os.environ.get("BERTSCORE_VIZ_CACHE_MB", "1536")) * 2**20)
+
+
+def default_cache_bytes() -> int:
+    """The embedding cache's bound: ``BERTSCORE_VIZ_CACHE_MB`` when set, else a sixth of physical memory, between
+    1 and 4 GiB. A sentence costs about (layers computed) x tokens x hidden x 4 bytes (about 230 kB for 30
+    tokens at layer 4 of the bundled model): 4 GiB keeps a few thousand references and their systems' outputs."""
+    env = os.environ.get("BERTSCORE_VIZ_CACHE_MB")
+    if env:
+        return int(float(env) * 2**20)
+    try:
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # not available on this platform
+        physical = 8 * 2**30
+    return int(min(4 * 2**30, max(2**30, physical // 6)))
+
+
+DEFAULT_CACHE_BYTES = default_cache_bytes()
 #: Padded cells (sentences x longest length) allowed in one forward batch.
 DEFAULT_TOKEN_BUDGET = 4096
 

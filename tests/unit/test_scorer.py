@@ -480,3 +480,16 @@ def test_cuda_device_without_cuda_is_a_clear_error():
 def test_missing_baseline_is_an_error_not_unrescaled_scores():
     with pytest.raises(BaselineError):
         score(["a"], ["b"], layer=4, rescale_with_baseline=True, lang="zz")
+
+
+def test_cache_bound_follows_the_environment_or_physical_memory(monkeypatch):
+    from bertscore_viz.encoder import default_cache_bytes
+
+    monkeypatch.setenv("BERTSCORE_VIZ_CACHE_MB", "256")
+    assert default_cache_bytes() == 256 * 2**20
+    monkeypatch.delenv("BERTSCORE_VIZ_CACHE_MB")
+    assert 2**30 <= default_cache_bytes() <= 4 * 2**30
+    cache = EmbeddingCache(max_bytes=3000)
+    for i in range(5):
+        cache.put(("m", i), np.zeros(250, dtype=np.float32))  # 1000 bytes each
+    assert len(cache) == 3 and cache.nbytes == 3000 and cache.get(("m", 0), 1) is None
