@@ -24,7 +24,7 @@ from .results import MultiReferenceExplanation, PairExplanation, ScoreResult, Si
 
 ProgressFn = Callable[[int, int], None]
 #: Pairs handled per streaming chunk: bounds memory for large inputs while keeping length-sorted batches full.
-CHUNK_PAIRS = 4096
+CHUNK_PAIRS = 1024
 
 
 class BertScoreWarning(UserWarning):
