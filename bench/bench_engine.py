@@ -75,6 +75,18 @@ def timed(fn):
     return time.perf_counter() - t, out
 
 
+def alternate(r: int, run_theirs, run_ours, t_theirs: list, t_ours: list):
+    """One timed round of both, bert-score first in even rounds and ours first in odd ones; their outputs."""
+    order = [("theirs", run_theirs), ("ours", run_ours)]
+    if r % 2:
+        order.reverse()
+    out = {}
+    for name, fn in order:
+        dt, out[name] = timed(fn)
+        (t_theirs if name == "theirs" else t_ours).append(dt)
+    return out["theirs"], out["ours"]
+
+
 def memory_child(which: str, n: int, layer: int) -> None:
     """Runs in a fresh process: score ``n`` pairs, print the peak RSS in MB."""
     import resource
@@ -159,14 +171,8 @@ def main() -> None:
             CACHE.clear()
             return ours.score(c, rf).f1
 
-        order = [("theirs", run_theirs), ("ours", run_ours)]
-        if r % 2:
-            order.reverse()
-        out = {}
-        for name, fn in order:
-            dt, out[name] = timed(fn)
-            (t_theirs if name == "theirs" else t_ours).append(dt)
-        max_df = max(max_df, float(np.max(np.abs(out["theirs"] - out["ours"]))))
+        f_theirs, f_ours = alternate(r, run_theirs, run_ours, t_theirs, t_ours)
+        max_df = max(max_df, float(np.max(np.abs(f_theirs - f_ours))))
     a_ratio = statistics.median(t_theirs) / statistics.median(t_ours)
     print(f"(a) fresh pairs, {n:,} pairs per call, {rounds} round(s): bert-score "
           f"{n / statistics.median(t_theirs):,.0f} pairs/s, ours {n / statistics.median(t_ours):,.0f} pairs/s "
@@ -184,14 +190,8 @@ def main() -> None:
                 CACHE.clear()
                 return [ours.score(s, rf).f1 for s in systems]
 
-            order = [("theirs", run_theirs), ("ours", run_ours)]
-            if r % 2:
-                order.reverse()
-            out = {}
-            for name, fn in order:
-                dt, out[name] = timed(fn)
-                (t_theirs if name == "theirs" else t_ours).append(dt)
-            max_df = max(max_df, max(float(np.max(np.abs(a - b))) for a, b in zip(out["theirs"], out["ours"])))
+            f_theirs, f_ours = alternate(r, run_theirs, run_ours, t_theirs, t_ours)
+            max_df = max(max_df, max(float(np.max(np.abs(a - b))) for a, b in zip(f_theirs, f_ours)))
         ratio = statistics.median(t_theirs) / statistics.median(t_ours)
         total = 4 * n
         print(f"{label} 4 systems x {n:,} segments, same references: bert-score "
