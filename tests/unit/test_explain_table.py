@@ -10,22 +10,8 @@ import pandas as pd
 import pytest
 
 from bertscore_viz import Scorer, explain_table as et, export
-from bertscore_viz.baseline import BaselineTable
 
-CAND = "The players were playing unbelievably well."
-REF = "Players played incredibly well."
-#: A made-up baseline (7 layers of the bundled model); the numbers only have to be known.
-TABLE = BaselineTable(np.array([[0.30 + 0.01 * k, 0.31 + 0.01 * k, 0.32 + 0.01 * k] for k in range(7)]), "test")
-
-
-@pytest.fixture(scope="module")
-def scorer():
-    return Scorer()
-
-
-@pytest.fixture(scope="module")
-def pair(scorer):
-    return scorer.explain(CAND, REF)
+from .pair_example import CAND, REF, TABLE
 
 
 @pytest.mark.parametrize("options", [dict(), dict(layer=6), dict(idf=True), dict(layer=2, idf=True)])

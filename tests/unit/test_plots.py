@@ -10,21 +10,9 @@ import plotly.graph_objects as go
 import pytest
 
 from bertscore_viz import Scorer, cli, plots
-from bertscore_viz.baseline import BaselineTable, format_baseline
+from bertscore_viz.baseline import format_baseline
 
-CAND = "The players were playing unbelievably well."
-REF = "Players played incredibly well."
-TABLE = BaselineTable(np.array([[0.30 + 0.01 * k, 0.31 + 0.01 * k, 0.32 + 0.01 * k] for k in range(7)]), "test")
-
-
-@pytest.fixture(scope="module")
-def scorer():
-    return Scorer()
-
-
-@pytest.fixture(scope="module")
-def pair(scorer):
-    return scorer.explain(CAND, REF)
+from .pair_example import CAND, REF, TABLE
 
 
 def _heat(fig) -> go.Heatmap:
