@@ -18,21 +18,12 @@ Run:  python bench/bench_baseline.py               (5,000 pairs, 2 rounds)
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-
-DATA = Path(os.environ.get("BERTSCORE_VIZ_DATA", ROOT.parent / "shared" / "data"))
-NEWSTEST = DATA / "newstest2017-english"
+from common import NEWSTEST  # noqa: E402 (sets the import path and offline mode first)
 
 
 def main() -> int:

@@ -24,17 +24,14 @@ import resource
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 T_START = time.perf_counter()
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-DATA = Path(os.environ.get("BERTSCORE_VIZ_DATA", ROOT.parent / "shared" / "data")) / "newstest2017-english"
+from common import NEWSTEST  # noqa: E402 (sets the import path and offline mode first)
 
 
 def sentences() -> list[str]:
     out: list[str] = []
-    for f in sorted(DATA.glob("newstest2017-*-ref.en")):
+    for f in sorted(NEWSTEST.glob("newstest2017-*-ref.en")):
         out.extend(line.strip() for line in f.read_text(encoding="utf-8").splitlines() if line.strip())
     return out
 

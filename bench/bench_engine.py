@@ -31,14 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-
-DATA = Path(os.environ.get("BERTSCORE_VIZ_DATA", ROOT.parent / "shared" / "data"))
-WMT16 = DATA / "wmt16-da-to-english"
-NEWSTEST = DATA / "newstest2017-english"
+from common import NEWSTEST, WMT16  # noqa: E402 (sets the import path and offline mode first)
 LPS = ["cs-en", "de-en", "fi-en", "ro-en", "ru-en", "tr-en"]
 
 

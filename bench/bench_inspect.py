@@ -15,17 +15,9 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-
-DATA = Path(os.environ.get("BERTSCORE_VIZ_DATA", ROOT.parent / "shared" / "data"))
-WMT16 = DATA / "wmt16-da-to-english"
+from common import WMT16  # noqa: E402 (sets the import path and offline mode first)
 
 
 def _pair(tokens: int, tokenizer) -> tuple[str, str]:
