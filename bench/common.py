@@ -1,5 +1,5 @@
 """What every benchmark script starts with: the repository on the import path, the model hub offline, and where
-the shared evaluation data lives (``BERTSCORE_VIZ_DATA``, default ``../shared/data``)."""
+the shared evaluation data lives (``BERTSCORE_VIZ_DATA``, default ``data/`` in the repository)."""
 
 import os
 import sys
@@ -11,6 +11,6 @@ if str(ROOT) not in sys.path:
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-DATA = Path(os.environ.get("BERTSCORE_VIZ_DATA", ROOT.parent / "shared" / "data"))
+DATA = Path(os.environ.get("BERTSCORE_VIZ_DATA", ROOT / "data"))
 WMT16 = DATA / "wmt16-da-to-english"
 NEWSTEST = DATA / "newstest2017-english"

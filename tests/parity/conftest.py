@@ -18,7 +18,7 @@ import bert_score
 from bertscore_viz.models import bundled_model_path
 
 ROOT = Path(__file__).resolve().parents[2]
-DATA = Path(os.environ.get("BERTSCORE_VIZ_DATA") or ROOT.parent / "shared" / "data") / "wmt16-da-to-english"
+DATA = Path(os.environ.get("BERTSCORE_VIZ_DATA") or ROOT / "data") / "wmt16-da-to-english"
 LANGUAGE_PAIRS = ("cs-en", "de-en", "fi-en", "ro-en", "ru-en", "tr-en")
 MODEL = str(bundled_model_path())
 ATOL = 1e-5
