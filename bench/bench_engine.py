@@ -1,6 +1,6 @@
 """Engine throughput against bert-score 0.3.13, same model, same layer, alternating in one process.
 
-Pairs: real MT output against its reference, from ``../shared/data/wmt16-da-to-english`` (six language pairs,
+Pairs: real MT output against its reference, from ``data/wmt16-da-to-english`` (six language pairs,
 560 segments each). Both scorers are loaded and warmed up before timing; each timed round runs bert-score's
 ``BERTScorer.score`` and our ``Scorer.score`` on the same pairs, in alternating order, and our embedding cache is
 emptied before every one of our "fresh" calls so that no work is carried over between rounds.

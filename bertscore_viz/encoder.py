@@ -4,6 +4,11 @@ Tokenization matches bert-score 0.3.13's ``sent_encode``: the sentence is stripp
 tokens and truncated to the model's maximum length (head kept). GPT-2/RoBERTa-style BPE tokenizers are loaded with
 ``add_prefix_space=True`` so that they tokenize as the reference does under transformers 5.
 
+Only the layers a request needs leave the forward pass: each is normalised on the device, cut per sentence and
+cached there as ``(model, layer, token ids) -> (n_tokens, dim)`` float32 tensor (docs/DEVICE.md); nothing is
+stacked or copied to the host. Small models (the bundled MiniLM) keep every layer the pass computed, so that
+another layer costs no pass.
+
 Layer ``L`` is ``hidden_states[L]`` (0 = embedding output). For architectures whose blocks sit in
 ``model.encoder.layer`` (BERT, RoBERTa, ELECTRA, XLM-R, DeBERTa) or ``model.transformer.layer`` (DistilBERT), the
 model runs only as deep as the deepest layer asked for, as bert-score's truncated model does; the blocks are
@@ -12,6 +17,7 @@ shared, not copied.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 import threading
@@ -31,8 +37,9 @@ FALLBACK_MAX_LENGTH = 512
 
 def default_cache_bytes() -> int:
     """The embedding cache's bound: ``BERTSCORE_VIZ_CACHE_MB`` when set, else a sixth of physical memory, between
-    1 and 4 GiB. A sentence costs about (layers computed) x tokens x hidden x 4 bytes (about 230 kB for 30
-    tokens at layer 4 of the bundled model): 4 GiB keeps a few thousand references and their systems' outputs."""
+    1 and 4 GiB (on CUDA at most a quarter of the device's memory, as the cache then lives there). A sentence costs
+    tokens x hidden x 4 bytes per layer kept: 123 kB for 30 tokens at layer 17 of roberta-large (one layer), about
+    230 kB at layer 4 of the bundled model (layers 0-4, as it is small): 4 GiB keeps tens of thousands."""
     env = os.environ.get("BERTSCORE_VIZ_CACHE_MB")
     if env:
         return int(float(env) * 2**20)
@@ -46,6 +53,15 @@ def default_cache_bytes() -> int:
 DEFAULT_CACHE_BYTES = default_cache_bytes()
 #: Padded cells (sentences x longest length) allowed in one forward batch.
 DEFAULT_TOKEN_BUDGET = 4096
+#: A forward batch (sentences sorted longest first) is closed early when the next sentence is shorter than this
+#: fraction of the batch's longest: padding it to the longest would waste more than it saves in batch overhead.
+PAD_SHRINK = 0.9
+#: Fewest sentences in a batch closed early by the rule above (tiny batches cost more in overhead than padding).
+MIN_EARLY_BATCH = 8
+#: Models whose every layer costs at most this many bytes per token (float32) count as small: their encoder caches
+#: all the layers a pass computes. The bundled MiniLM (7 x 384 x 4 = 10.5 KiB) is small; mpnet-base (13 x 768)
+#: and roberta-large (25 x 1024) are not.
+SMALL_MODEL_BYTES_PER_TOKEN = 24 * 1024
 
 ProgressFn = Callable[[int, int], None]
 
@@ -66,42 +82,45 @@ class Tokenized:
 class EmbeddingCache:
     """Thread-safe LRU cache bounded by bytes, shared by every encoder of the process.
 
-    Keys are ``(encoder key, token ids as bytes)``: the model sees only the ids, so texts that tokenize alike
-    (case variants under an uncased model, different outer whitespace) share one entry. Values are float32
-    arrays ``(n_layers, n_tokens, dim)`` of L2-normalised token vectors for layers ``0 .. n_layers - 1``.
+    Keys are ``(encoder key, layer, token ids as bytes)``: one entry per sentence **and layer**, so a request for
+    layer 17 of a 24-layer model caches one layer, not 18. The model sees only the ids, so texts that tokenize
+    alike (case variants under an uncased model, different outer whitespace) share one entry. Values are float32
+    torch tensors ``(n_tokens, dim)`` of L2-normalised token vectors on the encoder's device (CUDA memory when
+    the encoder runs there); numpy arrays are accepted too (only ``nbytes`` is used).
     """
 
     def __init__(self, max_bytes: int = DEFAULT_CACHE_BYTES):
         self.max_bytes = int(max_bytes)
-        self._data: OrderedDict[tuple, np.ndarray] = OrderedDict()
+        self._data: OrderedDict[tuple, object] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
 
-    def get(self, key: tuple, min_layers: int) -> np.ndarray | None:
-        """The cached array when it holds at least ``min_layers`` layers, else None."""
+    def get(self, key: tuple):
+        """The cached value, or None."""
         with self._lock:
             value = self._data.get(key)
-            if value is None or value.shape[0] < min_layers:
+            if value is None:
                 self.misses += 1
                 return None
             self._data.move_to_end(key)
             self.hits += 1
             return value
 
-    def put(self, key: tuple, value: np.ndarray) -> None:
-        if value.nbytes > self.max_bytes:
+    def put(self, key: tuple, value) -> None:
+        size = int(value.nbytes)
+        if size > self.max_bytes:
             return
         with self._lock:
             old = self._data.pop(key, None)
             if old is not None:
-                self._bytes -= old.nbytes
+                self._bytes -= int(old.nbytes)
             self._data[key] = value
-            self._bytes += value.nbytes
+            self._bytes += size
             while self._bytes > self.max_bytes and self._data:
                 _, evicted = self._data.popitem(last=False)
-                self._bytes -= evicted.nbytes
+                self._bytes -= int(evicted.nbytes)
 
     def clear(self) -> None:
         with self._lock:
@@ -176,6 +195,8 @@ class Encoder:
 
     def __init__(self, spec: ModelSpec, device: str | None = None, precision: str = "fp32",
                  cache: EmbeddingCache | None = None):
+        # Before importing torch: an unreachable hub is known in at most HUB_PROBE_SECONDS.
+        kwargs = {"local_files_only": True} if spec.local else _hub_kwargs(spec)
         import torch
         import transformers
         from transformers import AutoModel, AutoTokenizer
@@ -187,9 +208,13 @@ class Encoder:
         if precision == "fp16" and not self.device.startswith("cuda"):
             raise ModelError("fp16 needs a CUDA device; on the CPU use precision='bf16' (or the exact 'fp32').")
         self.precision = precision
+        self._local = threading.local()
         self.cache = cache if cache is not None else CACHE
+        if self.device.startswith("cuda") and not os.environ.get("BERTSCORE_VIZ_CACHE_MB"):
+            # The cache then holds device tensors: keep it to a quarter of the device's memory by default.
+            total = torch.cuda.get_device_properties(torch.device(self.device)).total_memory
+            self.cache.max_bytes = min(self.cache.max_bytes, total // 4)
         self.transformers_version = transformers.__version__
-        kwargs = {"local_files_only": True} if spec.local else {}
         transformers.utils.logging.set_verbosity_error()
         transformers.utils.logging.disable_progress_bar()
         try:
@@ -217,14 +242,14 @@ class Encoder:
         self.tokenizer = tokenizer
         config = getattr(self.model, "config", None)
         n = getattr(config, "num_hidden_layers", None) or getattr(config, "n_layers", None)
-        # One full pass now also makes transformers 5 install its hidden-state hooks on the full model before
-        # any truncated view exists: views copy its "installed" flag. A view run first would hook the shared
-        # blocks itself, the full model would hook them again, and its hidden_states would repeat layers.
-        with torch.inference_mode():
-            out = self.model(input_ids=torch.tensor([tokenizer("a")["input_ids"]], device=self.device),
-                             output_hidden_states=True)
-        if n is None:
-            n = len(out.hidden_states) - 1
+        self._select_hidden_states = _install_hidden_state_hooks(self.model)
+        if n is None or self._select_hidden_states is None:
+            # Hooks could not be installed without a pass (or the depth is unknown): one full pass does both.
+            with torch.no_grad():
+                out = self.model(input_ids=torch.tensor([tokenizer("a")["input_ids"]], device=self.device),
+                                 output_hidden_states=True)
+            n = n if n is not None else len(out.hidden_states) - 1
+            self._select_hidden_states = False
         self.num_layers = int(n)
         max_len = getattr(tokenizer, "model_max_length", None) or FALLBACK_MAX_LENGTH
         self.max_length = int(max_len) if max_len < 100_000 else FALLBACK_MAX_LENGTH
@@ -233,12 +258,39 @@ class Encoder:
         )
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
         self.key = (spec.name, spec.source, self.device, precision)
+        hidden = int(getattr(config, "hidden_size", 0) or getattr(config, "dim", 0) or 0)
+        self.hidden_size = hidden
+        #: Cache every layer a forward pass computes (0 .. deepest asked for), not only the layers asked for, so
+        #: that another layer costs no model pass. On for small models only (see SMALL_MODEL_BYTES_PER_TOKEN):
+        #: for a large model it would copy and keep, e.g., 18 layers of roberta-large to use one.
+        self.keep_computed_layers = 0 < (self.num_layers + 1) * hidden * 4 <= SMALL_MODEL_BYTES_PER_TOKEN
         self._views: dict[int, object] = {}
         self._views_lock = threading.Lock()
         self._tok_cache: OrderedDict[str, Tokenized] = OrderedDict()
         self._tok_lock = threading.Lock()
 
     # --- tokenization -----------------------------------------------------------------------------------------
+    @property
+    def cache(self) -> EmbeddingCache:
+        """The cache this thread uses: the shared one, or a private one inside :meth:`private_cache`."""
+        private = getattr(self._local, "cache", None)
+        return self._shared_cache if private is None else private
+
+    @cache.setter
+    def cache(self, value: EmbeddingCache) -> None:
+        self._shared_cache = value
+
+    @contextlib.contextmanager
+    def private_cache(self):
+        """Within the block, this thread embeds with a fresh, private cache: what it computes does not depend on
+        what was embedded before (a forward pass rounds a sentence differently by a few 1e-8 in another batch), so
+        a computation split into blocks gives the same bits in one process or spread over workers."""
+        self._local.cache = EmbeddingCache(self._shared_cache.max_bytes)
+        try:
+            yield
+        finally:
+            self._local.cache = None
+
     def encode_one(self, text: str) -> Tokenized:
         return self.encode([text])[0]
 
@@ -286,38 +338,60 @@ class Encoder:
                 self._views[depth] = _truncated_view(self.model, depth) or self.model
             return self._views[depth]
 
-    def embed(self, texts: Sequence[str], layer: int | None = None, *, batch_size: int = 64,
-              token_budget: int = DEFAULT_TOKEN_BUDGET, progress: ProgressFn | None = None) -> list[np.ndarray]:
-        """Normalised token vectors of each text for layers ``0 .. layer`` (all layers when None).
+    def check_layers(self, layers: Sequence[int] | str | int | None) -> tuple[int, ...]:
+        """Layers as a tuple of ints: None or ``"all"`` = every layer ``0 .. num_layers``; one int = that layer.
+
+        Raises:
+            ModelError: a layer outside ``0 .. num_layers``.
+        """
+        if layers is None or (isinstance(layers, str) and layers == "all"):
+            return tuple(range(self.num_layers + 1))
+        if isinstance(layers, (int, np.integer)):
+            layers = (int(layers),)
+        layers = tuple(int(x) for x in layers)
+        bad = [x for x in layers if not 0 <= x <= self.num_layers]
+        if not layers or bad:
+            raise ModelError(
+                f"Layer {bad[0] if bad else '(none)'} does not exist in {self.spec.name}: it has layers 0 to "
+                f"{self.num_layers} (0 = embeddings)."
+            )
+        return layers
+
+    def embed_layers(self, texts: Sequence[str], layers: Sequence[int] | str | int | None, *,
+                     batch_size: int = 64, token_budget: int = DEFAULT_TOKEN_BUDGET,
+                     progress: ProgressFn | None = None) -> list[list]:
+        """Normalised token vectors of each text at each of ``layers``, on the encoder's device.
+
+        Only the layers asked for are copied out of the forward pass and cached (every layer the pass computed for
+        a small model, see :attr:`keep_computed_layers`). Sentences are deduplicated by token ids, sorted by
+        length and run in batches of at most ``batch_size`` sentences and ``token_budget`` padded cells; a batch
+        is closed early when the next sentence is much shorter (padding-aware batching).
 
         Args:
             texts: sentences (raw; stripped here as in the reference).
-            layer: deepest layer needed; the model runs only that deep where the architecture allows.
+            layers: hidden-state indices (0 = embeddings); None or ``"all"`` = every layer.
             batch_size: most sentences in one forward batch.
             token_budget: most padded cells (sentences x longest) in one forward batch.
             progress: called as ``progress(done, total)`` with counts of sentences embedded.
 
         Returns:
-            One float32 array ``(n_layers, n_tokens, dim)`` per text, with ``n_layers >= layer + 1``; unit
-            vectors along the last axis. Arrays are shared with the cache: do not modify them.
+            Per text, a list with one float32 torch tensor ``(n_tokens, dim)`` of unit vectors per layer, in the
+            order of ``layers``. Tensors are shared with the cache: do not modify them.
         """
-        depth = self.num_layers if layer is None else int(layer)
-        if not 0 <= depth <= self.num_layers:
-            raise ModelError(
-                f"Layer {layer} does not exist in {self.spec.name}: it has layers 0 to {self.num_layers} "
-                "(0 = embeddings)."
-            )
-        result: list[np.ndarray | None] = [None] * len(texts)
-        # The cache and the deduplication are keyed by token ids: equal ids give equal embeddings.
+        layers = self.check_layers(layers)
+        result: list[list | None] = [None] * len(texts)
         toks = self.encode(texts)
         missing: dict[bytes, list[int]] = {}
         for i, tok in enumerate(toks):
             key = tok.ids.tobytes()
-            hit = None if key in missing else self.cache.get((self.key, key), depth + 1)
-            if hit is None:
-                missing.setdefault(key, []).append(i)
+            if key in missing:
+                missing[key].append(i)
+                continue
+            hits = [self.cache.get((self.key, layer, key)) for layer in layers]
+            if any(h is None for h in hits):
+                missing[key] = [i]
             else:
-                result[i] = hit
+                result[i] = hits
         total = len(missing)
         if progress:
             progress(0, total)
@@ -326,25 +400,40 @@ class Encoder:
             first = [toks[missing[k][0]].ids for k in uniq]
             order = sorted(range(len(uniq)), key=lambda k: len(first[k]), reverse=True)
             done = 0
-            start = 0
-            while start < len(order):
-                longest = len(first[order[start]])
-                n = max(1, min(batch_size, token_budget // max(longest, 1)))
-                batch = order[start:start + n]
-                start += n
-                arrays = self._forward([first[k] for k in batch], depth)
-                for k, arr in zip(batch, arrays):
-                    self.cache.put((self.key, uniq[k]), arr)
+            for start, stop in plan_batches([len(first[k]) for k in order], batch_size, token_budget):
+                batch = order[start:stop]
+                for k, vecs in zip(batch, self._forward([first[k] for k in batch], layers)):
                     for i in missing[uniq[k]]:
-                        result[i] = arr
+                        result[i] = vecs
                 done += len(batch)
                 if progress:
                     progress(done, total)
         return result  # type: ignore[return-value]
 
-    def _forward(self, id_lists: list[np.ndarray], depth: int) -> list[np.ndarray]:
+    def embed(self, texts: Sequence[str], layer: int | None = None, *, batch_size: int = 64,
+              token_budget: int = DEFAULT_TOKEN_BUDGET, progress: ProgressFn | None = None) -> list[np.ndarray]:
+        """Normalised token vectors of each text for layers ``0 .. layer`` (all layers when None), as numpy.
+
+        A convenience over :meth:`embed_layers` (which the scoring path uses): it copies every layer to the host.
+
+        Returns:
+            One float32 array ``(layer + 1, n_tokens, dim)`` per text (new arrays).
+        """
+        depth = self.num_layers if layer is None else int(layer)
+        self.check_layers([depth])
+        per_text = self.embed_layers(texts, range(depth + 1), batch_size=batch_size, token_budget=token_budget,
+                                     progress=progress)
+        return [np.stack([t.cpu().numpy() for t in vecs]) for vecs in per_text]
+
+    def _forward(self, id_lists: list[np.ndarray], layers: Sequence[int]) -> list[list]:
+        """One forward batch: per sentence, a ``(n_tokens, dim)`` unit-vector tensor per layer of ``layers``.
+
+        The model runs only as deep as the deepest layer; only the layers asked for (all computed ones for a small
+        model) are normalised, cut per sentence and cached. Nothing is stacked or copied to the host.
+        """
         import torch
 
+        layers = tuple(layers)
         lengths = [len(x) for x in id_lists]
         width = max(lengths)
         ids = torch.full((len(id_lists), width), self.pad_id, dtype=torch.long)
@@ -352,17 +441,142 @@ class Encoder:
         for row, x in enumerate(id_lists):
             ids[row, : len(x)] = torch.from_numpy(x)
             mask[row, : len(x)] = 1
+        depth = max(layers)
+        keep = tuple(range(depth + 1)) if self.keep_computed_layers else tuple(sorted(set(layers)))
         # transformers 5 records hidden_states[0] from the first block's input: a model cut to 0 blocks returns none
         model = self._view(max(depth, 1))
-        with torch.inference_mode():
+        # Under transformers 5 hidden states can be selected by index: the others are not kept during the pass.
+        select = list(keep) if self._select_hidden_states else True
+        # no_grad, not inference_mode: cached vectors may later meet tensors that require grad (the loss).
+        with torch.no_grad():
             out = model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device),
-                        output_hidden_states=True)
-            hidden = torch.stack(out.hidden_states[: depth + 1], dim=0)  # (layers, batch, tokens, dim): a new tensor
-            if hidden.dtype != torch.float32:
-                hidden = hidden.float()
-            hidden.div_(torch.linalg.vector_norm(hidden, dim=-1, keepdim=True))  # in place: no second copy
-            hidden = hidden.cpu().numpy()
-        return [np.ascontiguousarray(hidden[:, row, :n, :]) for row, n in enumerate(lengths)]
+                        output_hidden_states=select)
+            vectors: dict[int, list] = {}
+            for layer in keep:
+                hidden = out.hidden_states[layer]  # (batch, tokens, dim) on the device
+                if hidden.dtype != torch.float32:
+                    hidden = hidden.float()
+                norm = torch.linalg.vector_norm(hidden, dim=-1, keepdim=True)
+                # One new tensor per sentence, cut to its length: what the cache holds, nothing more.
+                vectors[layer] = [hidden[row, :n] / norm[row, :n] for row, n in enumerate(lengths)]
+            del out
+        out_rows = []
+        for row, x in enumerate(id_lists):
+            key = x.tobytes()
+            for layer in keep:
+                self.cache.put((self.key, layer, key), vectors[layer][row])
+            out_rows.append([vectors[layer][row] for layer in layers])
+        return out_rows
+
+
+def plan_batches(lengths: Sequence[int], batch_size: int, token_budget: int, shrink: float = PAD_SHRINK,
+                 min_early: int = MIN_EARLY_BATCH) -> list[tuple[int, int]]:
+    """Split sentence lengths sorted longest first into forward batches ``[(start, stop), ...]``.
+
+    A batch holds at most ``batch_size`` sentences and ``token_budget`` padded cells (sentences x its longest);
+    once it holds ``min_early`` sentences it is also closed when the next sentence is shorter than ``shrink`` x its
+    longest, so that short sentences are not padded to a long one's length.
+
+    >>> plan_batches([40, 38, 20, 19, 18], batch_size=64, token_budget=4096, min_early=2)
+    [(0, 2), (2, 5)]
+    """
+    out = []
+    start = 0
+    while start < len(lengths):
+        longest = max(int(lengths[start]), 1)
+        cap = max(1, min(batch_size, token_budget // longest))
+        stop = start + 1
+        while stop < len(lengths) and stop - start < cap:
+            if stop - start >= min_early and lengths[stop] < shrink * longest:
+                break
+            stop += 1
+        out.append((start, stop))
+        start = stop
+    return out
+
+
+def _install_hidden_state_hooks(model) -> bool | None:
+    """Install transformers 5's hidden-state hooks on the full model now, without a forward pass.
+
+    transformers 5 records ``hidden_states`` with forward hooks that it installs on the first call asking for them,
+    and marks the model "installed". Truncated views (shallow copies sharing the blocks) copy that mark: a view
+    run first would hook the shared blocks itself, the full model would hook them again, and its hidden_states
+    would repeat layers. The encoder used to run one full warm-up pass to install them, which touched (made
+    resident) every layer's weights of a large model; installing them directly touches none.
+
+    Returns:
+        True: hooks installed, and the pass can select hidden states by index; False: this transformers records
+        hidden states without hooks (4.x), nothing to do; None: hooks are used but could not be installed here
+        (the caller runs a warm-up pass instead).
+    """
+    try:
+        from transformers.utils import output_capturing as oc
+    except ImportError:
+        return False
+    install = getattr(oc, "maybe_install_capturing_hooks", None)
+    registry = getattr(oc, "_CAN_RECORD_REGISTRY", None)
+    if install is None or registry is None:
+        return None
+    if not registry.get(model).get("hidden_states"):
+        return None
+    install(model)
+    return hasattr(oc, "selected_hidden_states")
+
+
+#: Seconds to wait for the hub before calling it unreachable (a name lookup plus a TCP connection).
+HUB_PROBE_SECONDS = 2.0
+
+
+def _hub_in_cache(source: str) -> bool:
+    """The model's config is in the local Hugging Face cache (then it loads without the network)."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        return isinstance(try_to_load_from_cache(source, "config.json"), str)
+    except Exception:  # noqa: BLE001  an odd name or an old huggingface_hub: simply not known to be cached
+        return False
+
+
+def hub_reachable(timeout: float = HUB_PROBE_SECONDS) -> bool:
+    """Whether the hub's host answers a TCP connection within ``timeout`` seconds (name lookup included).
+
+    Run in a daemon thread: a name lookup is not bounded by socket timeouts, and an offline machine may
+    otherwise hang in it. ``HF_HUB_OFFLINE=1`` means no.
+    """
+    import os
+    import socket
+    from urllib.parse import urlparse
+
+    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
+        return False
+    url = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
+    host, port = url.hostname or "huggingface.co", url.port or (443 if url.scheme == "https" else 80)
+    result = [False]
+
+    def probe() -> None:
+        try:
+            with socket.create_connection((host, port), timeout=timeout):
+                result[0] = True
+        except OSError:
+            pass
+
+    t = threading.Thread(target=probe, daemon=True)
+    t.start()
+    t.join(timeout)
+    return result[0]
+
+
+def _hub_kwargs(spec: ModelSpec) -> dict:
+    """For a hub name: load from the cache when it is there; fail at once when it is not and the hub cannot
+    be reached (instead of transformers' retries, about 50 s offline)."""
+    if _hub_in_cache(spec.source):
+        return {"local_files_only": True}
+    if not hub_reachable():
+        raise ModelError(
+            f"Could not load model {spec.name!r}: it is not in the Hugging Face cache and the hub cannot be "
+            f"reached (no answer within {HUB_PROBE_SECONDS:g} s; offline?). Connect to the internet, copy the "
+            "model into a local directory and give its path, or use the bundled model 'all-MiniLM-L6-v2'.")
+    return {}
 
 
 def _bpe_prefix_classes() -> tuple[type, ...]:
@@ -379,6 +593,8 @@ _ENCODERS_LOCK = threading.Lock()
 
 def get_encoder(spec: ModelSpec, device: str | None = None, precision: str = "fp32") -> Encoder:
     """The process-wide encoder for this model, device and precision, loaded on first use."""
+    if not spec.local and not any(k[:2] == (spec.name, spec.source) for k in _ENCODERS):
+        _hub_kwargs(spec)  # an unreachable hub fails here, before torch is imported to pick the device
     key = (spec.name, spec.source, resolve_device(device), precision)
     with _ENCODERS_LOCK:
         enc = _ENCODERS.get(key)
@@ -390,3 +606,10 @@ def get_encoder(spec: ModelSpec, device: str | None = None, precision: str = "fp
 
 def loaded_encoders() -> Iterable[Encoder]:
     return list(_ENCODERS.values())
+
+
+def release_encoder(enc: Encoder) -> None:
+    """Forget a loaded encoder (its memory is freed once no job uses it); the next use loads it again."""
+    with _ENCODERS_LOCK:
+        for key in [k for k, v in _ENCODERS.items() if v is enc]:
+            del _ENCODERS[key]

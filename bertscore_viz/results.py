@@ -102,6 +102,8 @@ class TokenSide:
         word_index: ``(n,)`` index of the word each piece belongs to, -1 for specials.
         weights: ``(n,)`` raw weights (idf or 1; 0 for specials).
         truncated: the sentence was cut at the model's maximum length.
+        unknown_mask: ``(n,)`` True for tokens the model does not know ([UNK]); their display ends in
+            ``→[UNK]`` so that the heatmap, the alignment and the table flag them.
     """
 
     tokens: tuple[str, ...]
@@ -111,9 +113,26 @@ class TokenSide:
     word_index: np.ndarray
     weights: np.ndarray
     truncated: bool = False
+    unknown_mask: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.tokens)
+
+    @property
+    def unknown(self) -> np.ndarray:
+        """``(n,)`` bool: tokens unknown to the model ([UNK])."""
+        if self.unknown_mask is None:
+            return np.zeros(len(self.tokens), dtype=bool)
+        return np.asarray(self.unknown_mask, dtype=bool)
+
+    def n_words(self) -> int:
+        """Tokens that are not CLS/SEP."""
+        return int((~np.asarray(self.special, dtype=bool)).sum())
+
+    def source_text(self, i: int) -> str:
+        """The input characters token ``i`` covers (without the ``→[UNK]`` flag)."""
+        d = self.display[i]
+        return d[:-len("→[UNK]")] if d.endswith("→[UNK]") else d
 
     @property
     def normalized_weights(self) -> np.ndarray:

@@ -4,6 +4,8 @@ Gives the numbers of bert-score 0.3.13 (``bert_score.score`` / ``BERTScorer``) f
 options, to within 1e-5 in fp32; the differences where the reference is wrong are listed in the README.
 The model pass is the only expensive step: :class:`MatchStats` keeps each pair's greedy maxima for the layers
 computed, so idf, rescaling and (when all layers were computed) the layer can change without another pass.
+Matching runs where the embeddings are (CPU or CUDA), in length-sorted padded batches
+(:func:`match_batched`, on :mod:`bertscore_viz.tensor_ops`); only the per-token maxima come back to the host.
 """
 
 from __future__ import annotations
@@ -74,6 +76,89 @@ def normalize_inputs(candidates, references) -> tuple[list[str], list[list[str]]
     return cands, groups
 
 
+#: The suggestion given when text is outside a model's languages.
+MULTILINGUAL_HINT = "use a multilingual model, e.g. multilingual-e5-small."
+
+
+def _unk_id(enc) -> int | None:
+    uid = getattr(enc.tokenizer, "unk_token_id", None)
+    return None if uid is None else int(uid)
+
+
+def _script(ch: str) -> str:
+    """A readable name for the script (or kind of symbol) of a character: ``CJK``, ``HIRAGANA``, ``emoji``."""
+    import unicodedata
+
+    if unicodedata.category(ch) in ("So", "Sk", "Cs", "Co"):
+        return "emoji or symbols"
+    name = unicodedata.name(ch, "")
+    word = name.split(" ")[0]
+    return (word if len(word) <= 3 else word.capitalize()) if name else "unnamed characters"
+
+
+_CHARACTER_SCRIPTS = {"CJK", "Hiragana", "Katakana"}
+
+
+def _is_latin_or_common(ch: str) -> bool:
+    import unicodedata
+
+    if not ch.isalpha():
+        return True
+    return unicodedata.name(ch, "").startswith("LATIN")
+
+
+def unknown_message(what: str, side: TokenSide, model: str) -> str | None:
+    """A warning when the text of ``side`` is outside the model's languages, or None.
+
+    Three signs, counted on the tokens the model saw: tokens unknown to the vocabulary ([UNK], e.g. kanji or
+    emoji in an English vocabulary); non-Latin letters the tokenizer changed (accent stripping turns が into か);
+    non-Latin words read one character at a time (a vocabulary with that script's letters but no words of it:
+    the warning then needs at least half of those letters read singly, and three of them).
+
+    Args:
+        what: ``"candidate"``, ``"reference"`` or ``"reference 2"``; side: its tokens; model: the model's name.
+    """
+    import unicodedata
+
+    unknown = side.unknown
+    parts: list[str] = []
+    scripts: set[str] = set()
+    unk_texts = list(dict.fromkeys(side.source_text(i) for i in np.flatnonzero(unknown)))
+    for t in unk_texts:
+        scripts.update(_script(c) for c in t if not c.isspace())
+    if unk_texts:
+        shown = ", ".join(unk_texts[:8]) + (" …" if len(unk_texts) > 8 else "")
+        parts.append(f"{int(unknown.sum())} of {side.n_words()} token(s) unknown to the model ([UNK]: {shown})")
+    changed: list[str] = []
+    foreign = single = 0
+    for i, (tok, special) in enumerate(zip(side.tokens, side.special)):
+        if special or unknown[i]:
+            continue
+        src = side.source_text(i)
+        piece = tok.removeprefix("##").removeprefix("Ġ").removeprefix("▁")
+        letters = [c for c in src if not _is_latin_or_common(c)]
+        if not letters:
+            continue
+        scripts.update(_script(c) for c in letters)
+        if not any(_script(c) in _CHARACTER_SCRIPTS for c in letters):  # Han and kana are read per character
+            foreign += 1                                                  # by multilingual vocabularies too
+            single += len(piece) == 1
+        if piece != src and piece.casefold() != src.casefold():
+            stripped = "".join(c for c in unicodedata.normalize("NFD", src) if not unicodedata.combining(c))
+            if stripped.casefold() == piece.casefold():
+                changed.append(f"{src} read as {piece}")
+    if changed:
+        shown = ", ".join(list(dict.fromkeys(changed))[:5])
+        parts.append(f"{len(changed)} token(s) changed by the tokenizer ({shown})")
+    if foreign >= 3 and single * 2 >= foreign:
+        parts.append(f"{single} of {foreign} non-Latin token(s) read one character at a time")
+    if not parts:
+        return None
+    return (f"The {what} is outside the languages of {model} ({', '.join(sorted(scripts)) or 'unknown'}): "
+            f"{'; '.join(parts)}. Such tokens match each other closely whatever they mean, so the score "
+            "is not meaningful. To score this text, " + MULTILINGUAL_HINT)
+
+
 def _indices(idx: Sequence[int], limit: int = 10) -> str:
     shown = ", ".join(str(i) for i in idx[:limit])
     return shown + (f" and {len(idx) - limit} more" if len(idx) > limit else "")
@@ -92,6 +177,7 @@ class MatchStats:
         cand_truncated, ref_truncated: ``(n,)`` bool, cut at the model's maximum length.
         cand_best, ref_best: per pair, ``(n_layers, n_cand_tokens)`` and ``(n_layers, n_ref_tokens)``.
         special_ids: the ids weighted 0 (CLS/SEP).
+        unk_id: the tokenizer's unknown-token id ([UNK]), None if it has none.
     """
 
     layers: tuple[int, ...]
@@ -106,6 +192,7 @@ class MatchStats:
     cand_best: tuple[np.ndarray, ...]
     ref_best: tuple[np.ndarray, ...]
     special_ids: frozenset
+    unk_id: int | None = None
 
     def reference_idf(self) -> IdfWeights:
         """idf from the references of this input (flattened; duplicates count as separate documents)."""
@@ -148,6 +235,85 @@ class MatchStats:
             out[p] = sim_ops.precision_recall_f1(self.cand_best[p][k], self.ref_best[p][k], wc, wr,
                                                  c_empty, r_empty)
         return out, notes
+
+
+#: Most similarity cells (pairs x candidate tokens x reference tokens, padded) in one matching batch.
+MATCH_CELLS = 1 << 21
+#: Most token vectors per side (pairs x padded length) in one matching batch: bounds the padded copies.
+MATCH_TOKENS = 1 << 13
+
+
+def _similarity_float64(cand, ref):
+    """Cosines of unit float32 vectors, summed in float64 and then rounded to float32: ``(..., n_cand, n_ref)``.
+
+    A float32 matrix product rounds differently depending on the shapes it is given, so a pair padded into a
+    batch would score a few 1e-8 apart from the same pair alone. Products of float32 values are exact in
+    float64 and the float64 sum is accurate far below float32's precision, so after rounding, every pair's
+    maxima are the same in any batch (and in :meth:`Scorer.explain`). The matching is a tiny part of the work (a
+    30 x 30 pair is 1e-4 of the forward pass of one sentence), so the float64 product costs nothing measurable.
+    """
+    import torch  # here, not at the top: importing the package does not load torch
+
+    return torch.matmul(cand.to(torch.float64), ref.to(torch.float64).transpose(-1, -2)).to(torch.float32)
+
+
+def match_batched(cand_vecs: Sequence[Sequence], ref_vecs: Sequence[Sequence]
+                  ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Greedy maxima of many pairs at several layers, in length-sorted padded batches on the vectors' device.
+
+    Args:
+        cand_vecs: per pair, one ``(n_cand, dim)`` unit-vector tensor per layer; ref_vecs: ``(n_ref, dim)`` ones.
+
+    Returns:
+        ``(cand_best, ref_best)``: per pair, float32 numpy arrays ``(n_layers, n_cand)`` and ``(n_layers, n_ref)``,
+        the maxima over **real** tokens (:func:`bertscore_viz.tensor_ops.greedy_maxima`): the only numbers copied
+        back to the host.
+    """
+    import torch
+    from torch.nn.utils.rnn import pad_sequence
+
+    from . import tensor_ops
+
+    n = len(cand_vecs)
+    cand_best: list[np.ndarray] = [None] * n  # type: ignore[list-item]
+    ref_best: list[np.ndarray] = [None] * n  # type: ignore[list-item]
+    if not n:
+        return cand_best, ref_best
+    n_layers = len(cand_vecs[0])
+    c_len = [int(v[0].shape[0]) for v in cand_vecs]
+    r_len = [int(v[0].shape[0]) for v in ref_vecs]
+    order = sorted(range(n), key=lambda p: (max(c_len[p], r_len[p]), c_len[p]), reverse=True)
+    device = cand_vecs[0][0].device
+    start = 0
+    with torch.no_grad():
+        while start < n:
+            c_max, r_max = c_len[order[start]], r_len[order[start]]
+            stop = start + 1
+            while stop < n:
+                c2, r2 = max(c_max, c_len[order[stop]]), max(r_max, r_len[order[stop]])
+                b = stop - start + 1
+                if b * c2 * r2 > MATCH_CELLS or b * max(c2, r2) > MATCH_TOKENS:
+                    break
+                c_max, r_max, stop = c2, r2, stop + 1
+            batch = order[start:stop]
+            cl = torch.tensor([c_len[p] for p in batch], device=device)
+            rl = torch.tensor([r_len[p] for p in batch], device=device)
+            c_mask = torch.arange(c_max, device=device)[None, :] < cl[:, None]
+            r_mask = torch.arange(r_max, device=device)[None, :] < rl[:, None]
+            cb_layers, rb_layers = [], []
+            for k in range(n_layers):
+                cand = pad_sequence([cand_vecs[p][k] for p in batch], batch_first=True)
+                ref = pad_sequence([ref_vecs[p][k] for p in batch], batch_first=True)
+                cb, rb = tensor_ops.greedy_maxima(_similarity_float64(cand, ref), c_mask, r_mask)
+                cb_layers.append(cb)
+                rb_layers.append(rb)
+            cb_host = torch.stack(cb_layers, dim=1).cpu().numpy()  # (batch, layers, c_max)
+            rb_host = torch.stack(rb_layers, dim=1).cpu().numpy()
+            for row, p in enumerate(batch):
+                cand_best[p] = cb_host[row, :, : c_len[p]]
+                ref_best[p] = rb_host[row, :, : r_len[p]]
+            start = stop
+    return cand_best, ref_best
 
 
 class Scorer:
@@ -267,12 +433,11 @@ class Scorer:
         enc = self.encoder
         if layers is None:
             layers = (self.layer,)
-        elif layers == "all":
+        elif isinstance(layers, str) and layers == "all":
             layers = tuple(range(enc.num_layers + 1))
         layers = tuple(int(x) for x in layers)
         if not layers or min(layers) < 0 or max(layers) > enc.num_layers:
             raise ModelError(f"Layers {list(layers)} are not all in 0..{enc.num_layers} for {self.spec.name}.")
-        depth = max(layers)
         flat_refs: list[str] = []
         pair_cand: list[int] = []
         groups: list[tuple[int, int]] = []
@@ -289,7 +454,6 @@ class Scorer:
         cand_best: list[np.ndarray] = [None] * len(flat_refs)  # type: ignore[list-item]
         ref_best: list[np.ndarray] = [None] * len(flat_refs)  # type: ignore[list-item]
         seen: set[str] = set()
-        sel = np.asarray(layers)
         for start in range(0, len(flat_refs), CHUNK_PAIRS):
             stop = min(start + CHUNK_PAIRS, len(flat_refs))
             texts = list(dict.fromkeys([cands[pair_cand[p]] for p in range(start, stop)] + flat_refs[start:stop]))
@@ -300,23 +464,21 @@ class Scorer:
                 if progress:
                     progress(min(total, offset + d), total)
 
-            embs = dict(zip(texts, enc.embed(texts, depth, batch_size=self.batch_size,
-                                             token_budget=self.token_budget, progress=chunk_progress)))
+            vecs = dict(zip(texts, enc.embed_layers(texts, layers, batch_size=self.batch_size,
+                                                    token_budget=self.token_budget, progress=chunk_progress)))
             seen.update(new)
             done = min(total, len(seen))
             if progress:
                 progress(done, total)
-            for p in range(start, stop):
-                c = embs[cands[pair_cand[p]]][sel]
-                r = embs[flat_refs[p]][sel]
-                s = np.matmul(c, np.swapaxes(r, -1, -2))  # (layers, n_cand, n_ref)
-                cand_best[p] = s.max(axis=-1)
-                ref_best[p] = s.max(axis=-2)
+            pairs = range(start, stop)
+            cb, rb = match_batched([vecs[cands[pair_cand[p]]] for p in pairs], [vecs[flat_refs[p]] for p in pairs])
+            cand_best[start:stop] = cb
+            ref_best[start:stop] = rb
         return MatchStats(layers, tuple(cands), tuple(flat_refs), np.asarray(pair_cand, dtype=np.int64),
                           tuple(groups), tuple(t.ids for t in cand_tok), tuple(t.ids for t in ref_tok),
                           np.array([t.truncated for t in cand_tok], dtype=bool),
                           np.array([t.truncated for t in ref_tok], dtype=bool),
-                          tuple(cand_best), tuple(ref_best), enc.special_ids)
+                          tuple(cand_best), tuple(ref_best), enc.special_ids, _unk_id(enc))
 
     def result(self, stats: MatchStats, layer: int | None = None, idf: bool | None = None,
                baseline: np.ndarray | None | str = "auto") -> ScoreResult:
@@ -375,6 +537,18 @@ class Scorer:
                 "occurs in all reference sentences, so its weights sum to 0 and precision or recall is undefined "
                 "(NaN; F1 is then 0, as in bert-score). Compute idf from more references, or turn idf off."
             )
+        if stats.unk_id is not None:
+            unk_c = [i for i, ids in enumerate(stats.cand_ids) if np.any(ids == stats.unk_id)]
+            unk_r = [p for p, ids in enumerate(stats.ref_ids) if np.any(ids == stats.unk_id)]
+            if unk_c or unk_r:
+                parts = []
+                if unk_c:
+                    parts.append(f"{len(unk_c)} candidate(s) (index {_indices(unk_c)})")
+                if unk_r:
+                    parts.append(f"{len(unk_r)} reference(s) (candidate index {_indices(where(unk_r))})")
+                msgs.append(" and ".join(parts) + " contain tokens unknown to the model ([UNK]): text outside its "
+                            "languages (a script or symbols its vocabulary cannot represent). [UNK] matches [UNK] "
+                            f"closely, so these scores are not meaningful; {MULTILINGUAL_HINT}")
         tc = np.flatnonzero(stats.cand_truncated).tolist()
         if tc:
             msgs.append(f"{len(tc)} candidate(s) longer than the model's maximum length were truncated (tail "
@@ -432,7 +606,12 @@ class Scorer:
                         word_counter, last_word = word_counter + 1, w
                     display[pos] = stripped[a:b] or tokens[pos]
                     word_index[pos] = word_counter
-        return TokenSide(tokens, tuple(display), tok.ids, special, word_index, weights_fn(tok.ids), tok.truncated)
+        uid = _unk_id(enc)
+        unknown = np.zeros(len(tokens), dtype=bool) if uid is None else (tok.ids == uid) & ~special
+        for pos in np.flatnonzero(unknown):
+            display[pos] = f"{display[pos]}→[UNK]" if display[pos] != tokens[pos] else tokens[pos]
+        return TokenSide(tokens, tuple(display), tok.ids, special, word_index, weights_fn(tok.ids), tok.truncated,
+                         unknown)
 
     def explain(self, candidate: str, reference: str | Sequence[str]):
         """Token-level explanation of one candidate against one reference (or several).
@@ -455,19 +634,29 @@ class Scorer:
         def weights(ids):
             return idf(ids) if idf is not None else uniform_weights(ids, special)
 
-        embs = enc.embed([candidate] + refs, None, batch_size=self.batch_size, token_budget=self.token_budget)
+        # Every layer, so that the app's layer slider re-explains the pair without a model pass (one pair: cheap even
+        # for a large model); only this layer's vectors come to the host.
+        vecs = enc.embed_layers([candidate] + refs, "all", batch_size=self.batch_size,
+                                token_budget=self.token_budget)
         cand_side = self._token_side(candidate, weights)
         pairs = []
-        for ref, r_emb in zip(refs, embs[1:]):
+        several = not isinstance(reference, str) and len(refs) > 1
+        cand_unknown = unknown_message("candidate", cand_side, self.spec.name)
+        for k, (ref, r_vecs) in enumerate(zip(refs, vecs[1:])):
+            which = f"Reference {k + 1}" if several else "The reference"
             ref_side = self._token_side(ref, weights)
-            s = np.matmul(embs[0][self.layer], r_emb[self.layer].T)
+            # computed as the corpus path computes it, so that the maxima agree with score() to the bit
+            s = _similarity_float64(vecs[0][self.layer], r_vecs[self.layer]).cpu().numpy()
             cb, ci, rb, ri = sim_ops.greedy_match(s)
             c_empty, r_empty = not np.any(~cand_side.special), not np.any(~ref_side.special)
             p, r, f = sim_ops.precision_recall_f1(cb, rb, cand_side.weights, ref_side.weights, c_empty, r_empty)
             msgs = []
             if c_empty:
                 msgs.append("The candidate is empty: P, R and F1 are 0.")
-            if r_empty:
+            if r_empty and several:
+                msgs.append(f"{which} is empty: P, R and F1 against it are 0; the scores shown are the maxima "
+                            "over the other references.")
+            elif r_empty:
                 msgs.append("The reference is empty: P, R and F1 are 0.")
             if not (c_empty or r_empty) and (cand_side.weights.sum() == 0 or ref_side.weights.sum() == 0):
                 msgs.append("idf is degenerate: every token of a side occurs in all reference sentences, so its "
@@ -476,7 +665,13 @@ class Scorer:
             if cand_side.truncated:
                 msgs.append(f"The candidate was truncated to the model's maximum of {enc.max_length} tokens.")
             if ref_side.truncated:
-                msgs.append(f"The reference was truncated to the model's maximum of {enc.max_length} tokens.")
+                msgs.append(f"{which} was truncated to the model's maximum of {enc.max_length} tokens.")
+            if cand_unknown:
+                msgs.append(cand_unknown)
+            ref_unknown = unknown_message(which[0].lower() + which[1:] if several else "reference", ref_side,
+                                          self.spec.name)
+            if ref_unknown:
+                msgs.append(ref_unknown)
             raw = np.array([p, r, f], dtype=np.float64)
             pairs.append(PairExplanation(
                 candidate, ref, cand_side, ref_side, s, ci, cb, ri, rb, float(p), float(r), float(f),
