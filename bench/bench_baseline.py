@@ -1,6 +1,6 @@
 """Baseline computation throughput: ours (every layer from one pass) against bert-score 0.3.13 scoring every layer.
 
-Pairs: random pairs of sentences from ``../shared/data/newstest2017-english`` (the corpus of our shipped baseline),
+Pairs: random pairs of sentences from ``data/newstest2017-english`` (the corpus of our shipped baseline),
 drawn exactly as ``python -m bertscore_viz baseline`` draws them (seed 0).
 
 * ours: :func:`bertscore_viz.baseline_compute.compute_baseline` (``Scorer.match(..., layers="all")`` per block, then

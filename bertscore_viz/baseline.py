@@ -98,6 +98,14 @@ def shipped_baseline_path(lang: str, model: str) -> Path:
     return BASELINE_DIR / lang / f"{model}.tsv"
 
 
+def languages_with_baseline(model: str) -> list[str]:
+    """Languages with a shipped or registered baseline file for ``model`` (sorted; ``en`` first)."""
+    langs = {d.name for d in BASELINE_DIR.iterdir()
+             if d.is_dir() and d.name != "layers" and shipped_baseline_path(d.name, model).is_file()}
+    langs |= {lang for (lang, m) in _REGISTERED if m == model}
+    return sorted(langs, key=lambda x: (x != "en", x))
+
+
 def register_baseline(lang: str, model: str, table: BaselineTable) -> None:
     """Make a computed or uploaded baseline the one used for (lang, model) in this process."""
     _REGISTERED[(lang, model)] = table

@@ -32,6 +32,7 @@ import numpy as np
 
 from .baseline import BaselineTable, parse_baseline
 from .errors import InputError
+from .fileio import atomic_write_text
 from .models import resolve_model
 
 #: Largest default number of pairs.
@@ -260,11 +261,14 @@ class _Moments:
 
     def add(self, values: np.ndarray) -> None:
         """``values``: ``(k, *shape)``."""
-        k = len(values)
+        if not len(values):
+            return
+        self.merge(*block_moments(values))
+
+    def merge(self, k: int, mean_b: np.ndarray, m2_b: np.ndarray) -> None:
+        """Add a block summarised by :func:`block_moments` (count, mean, sum of squared deviations)."""
         if not k:
             return
-        mean_b = values.mean(axis=0)
-        m2_b = ((values - mean_b) ** 2).sum(axis=0)
         n = self.n + k
         delta = mean_b - self.mean
         self.mean = self.mean + delta * (k / n)
@@ -275,6 +279,27 @@ class _Moments:
         if self.n < 2:
             return np.full_like(self.mean, np.nan)
         return np.sqrt(self.m2 / (self.n - 1) / self.n)
+
+
+def block_moments(values: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
+    """``(k, mean, sum of squared deviations)`` over axis 0 of ``values`` ``(k, *shape)``, in float64: what a worker
+    sends back for one block; :meth:`_Moments.merge` in block order then gives the single-process numbers."""
+    values = np.asarray(values, dtype=np.float64)
+    mean_b = values.mean(axis=0)
+    return len(values), mean_b, ((values - mean_b) ** 2).sum(axis=0)
+
+
+def score_block(scorer, cands: Sequence[str], refs: Sequence[str], n_layers: int, progress=None) -> np.ndarray:
+    """``(k, n_layers, 3)`` raw P, R, F of each pair at every layer, from one ``match(layers="all")`` pass.
+
+    The block is embedded with a private cache, so its numbers depend on the block alone: the same file in one
+    process or on any number of workers (see :meth:`Encoder.private_cache`)."""
+    with scorer.encoder.private_cache():
+        stats = scorer.match(cands, refs, layers="all", progress=progress)
+    values = np.empty((len(cands), n_layers, 3))
+    for layer in range(n_layers):
+        values[:, layer, :] = stats.pair_scores(layer)[0]
+    return values
 
 
 def _drop_untokenizable(corpus: CorpusLines, encoder) -> CorpusLines:
@@ -292,7 +317,7 @@ def _drop_untokenizable(corpus: CorpusLines, encoder) -> CorpusLines:
 def compute_baseline(corpus: CorpusLines, model=None, lang: str = "en", n_pairs: int | None = None,
                      seed: int = 0, max_words: int = DEFAULT_MAX_WORDS, batch_size: int = 64,
                      device: str | None = None, progress: ProgressFn | None = None,
-                     block_pairs: int | None = None, scorer=None) -> BaselineResult:
+                     block_pairs: int | None = None, scorer=None, run_blocks=None) -> BaselineResult:
     """Mean P, R and F of random sentence pairs at every layer of a model.
 
     Args:
@@ -303,6 +328,9 @@ def compute_baseline(corpus: CorpusLines, model=None, lang: str = "en", n_pairs:
         progress: ``progress(done, total)`` in pairs scored.
         block_pairs: most pairs per block (one model pass over the block's sentences).
         scorer: a :class:`~bertscore_viz.scorer.Scorer` to reuse (its model is used, its layer ignored).
+        run_blocks: score the blocks elsewhere (e.g. :func:`bertscore_viz.distributed.ray_block_runner`):
+            ``run_blocks(sentences, blocks, n_layers, progress)`` returns one :func:`block_moments` triple per
+            block, in block order; default: here, one block after the other.
 
     Raises:
         InputError: fewer than two usable sentences, or a bad number of pairs.
@@ -325,26 +353,26 @@ def compute_baseline(corpus: CorpusLines, model=None, lang: str = "en", n_pairs:
     blocks = plan_pairs(len(sentences), n_pairs, seed, block_pairs)
     n_layers = enc.num_layers + 1
     moments = _Moments((n_layers, 3))
-    done = 0
-    if progress:
-        progress(0, n_pairs)
-    for pairs in blocks:
-        cands = [sentences[i] for i in pairs[:, 0]]
-        refs = [sentences[j] for j in pairs[:, 1]]
-        k = len(pairs)
-
-        def block_progress(d: int, t: int, before=done, k=k) -> None:
-            if progress and t:
-                progress(before + int(k * 0.9 * d / t), n_pairs)
-
-        stats = scorer.match(cands, refs, layers="all", progress=block_progress)
-        values = np.empty((k, n_layers, 3))
-        for layer in range(n_layers):
-            values[:, layer, :] = stats.pair_scores(layer)[0]
-        moments.add(values)
-        done += k
+    if run_blocks is not None:
+        for k, mean_b, m2_b in run_blocks(sentences, blocks, n_layers, progress):
+            moments.merge(k, mean_b, m2_b)
+    else:
+        done = 0
         if progress:
-            progress(done, n_pairs)
+            progress(0, n_pairs)
+        for pairs in blocks:
+            cands = [sentences[i] for i in pairs[:, 0]]
+            refs = [sentences[j] for j in pairs[:, 1]]
+            k = len(pairs)
+
+            def block_progress(d: int, t: int, before=done, k=k) -> None:
+                if progress and t:
+                    progress(before + int(k * 0.9 * d / t), n_pairs)
+
+            moments.add(score_block(scorer, cands, refs, n_layers, block_progress))
+            done += k
+            if progress:
+                progress(done, n_pairs)
     means = moments.mean
     stderr = moments.stderr()
     used = {int(i) for b in blocks for i in b.ravel()}
@@ -390,9 +418,9 @@ def write_baseline(result: BaselineResult, output: str | Path) -> tuple[Path, Pa
     output = Path(output)
     if output.parent and not output.parent.exists():
         output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(result.tsv(), encoding="utf-8", newline="\n")
     prov = provenance_path(output)
-    prov.write_text(result.provenance_json(), encoding="utf-8", newline="\n")
+    atomic_write_text(prov, result.provenance_json())
+    atomic_write_text(output, result.tsv())
     return output, prov
 
 
@@ -409,9 +437,15 @@ def run_baseline_cli(args) -> int:
     def progress(done: int, total: int) -> None:
         print(f"\rscoring pairs {done}/{total}", end="", file=sys.stderr, flush=True)
 
+    run_blocks = None
+    if getattr(args, "ray", None) is not None:  # --ray [ADDRESS]: blocks scored by a Ray actor pool
+        from .distributed import ray_block_runner
+
+        run_blocks = ray_block_runner(address=args.ray, workers=args.workers, model=args.model,
+                                      batch_size=args.batch_size, device=args.device)
     result = compute_baseline(corpus, model=args.model, lang=args.lang, n_pairs=args.pairs, seed=args.seed,
                               max_words=max_words, batch_size=args.batch_size, device=args.device,
-                              progress=progress)
+                              progress=progress, run_blocks=run_blocks)
     print(file=sys.stderr)
     out, prov = write_baseline(result, args.output)
     print(result.tsv(), end="")

@@ -1,6 +1,6 @@
 """Choose a model's layer as the BERTScore authors did: correlation of F1 with human judgments on WMT16 DA.
 
-Data layout (as ``../shared/data/wmt16-da-to-english``): for each language pair ``lp`` (``cs-en``, ...), the files
+Data layout (as ``data/wmt16-da-to-english``): for each language pair ``lp`` (``cs-en``, ...), the files
 ``DAseg-newstest2016.human.<lp>`` (one direct-assessment score per line), ``DAseg-newstest2016.mt-system.<lp>``
 (the candidates) and ``DAseg-newstest2016.reference.<lp>`` (the references), line-aligned.
 
@@ -23,6 +23,7 @@ from typing import Callable
 import numpy as np
 
 from .errors import InputError
+from .fileio import atomic_write_text
 
 PREFIX = "DAseg-newstest2016"
 BLEU_ROW = "sentBLEU"
@@ -246,9 +247,8 @@ def write_table(table: LayerTable, output: str | Path) -> list[Path]:
     output.parent.mkdir(parents=True, exist_ok=True)
     stem = output.name[: -len(output.suffix)] if output.suffix else output.name
     paths = [output, output.with_name(stem + ".md"), output.with_name(stem + ".json")]
-    paths[0].write_text(table.to_tsv(), encoding="utf-8", newline="\n")
-    paths[1].write_text(table.to_markdown(), encoding="utf-8", newline="\n")
-    paths[2].write_text(table.to_json(), encoding="utf-8", newline="\n")
+    for path, text in zip(paths, (table.to_tsv(), table.to_markdown(), table.to_json())):
+        atomic_write_text(path, text)
     return paths
 
 

