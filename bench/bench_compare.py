@@ -7,7 +7,7 @@
   (b) ``--large-segments`` x ``--large-systems`` (default 10,000 x 4): time and peak resident memory of the
       same path, run in a fresh child process so that (a) does not inflate its memory.
 
-Texts: references are consecutive sentences of ``../shared/data/newstest2017-english`` joined to about the
+Texts: references are consecutive sentences of ``data/newstest2017-english`` joined to about the
 requested length; each system is a seeded perturbation of them of its own strength (word drops, swaps,
 replacements from other segments, truncation), so the systems differ.
 

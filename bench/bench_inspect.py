@@ -3,7 +3,7 @@
 "Warm" = the model is loaded and the pair's embeddings are in the engine's cache, as when a user changes the
 layer, idf or rescaling of a pair already on the page (no model pass). Also reported: the same with a cold
 embedding cache for that pair (one model pass), and the serialisation of the figures Streamlit sends.
-Pairs: real MT output against its reference from ``../shared/data/wmt16-da-to-english`` concatenated to about
+Pairs: real MT output against its reference from ``data/wmt16-da-to-english`` concatenated to about
 ``--tokens`` tokens a side (default 40). Target: warm median under 150 ms on the 2-core CPU.
 
 Run:  python bench/bench_inspect.py              (N = 30 runs)

@@ -17,7 +17,7 @@ import numpy as np
 from .errors import BaselineError
 from .results import ScoreResult
 from .scorer import MatchStats, Scorer
-from .significance import DEFAULT_SAMPLES, DEFAULT_SEED, Significance, analyse
+from .significance import DEFAULT_SAMPLES, DEFAULT_SEED, Significance, analyse, describe, rank_order
 from .upload import Dataset
 
 METRICS = ("P", "R", "F1")
@@ -85,7 +85,8 @@ class Comparison:
     """Every system's scores at one setting.
 
     Attributes:
-        results: ``{system: ScoreResult}``.
+        results: ``{system: ScoreResult}``, best mean F1 first (ties in natural name order), so every table,
+            list and chart built from it is in rank order.
         rescaled: the numbers are rescaled; note: why rescaling was asked for but not done (else None).
         layer, idf: the setting.
     """
@@ -133,43 +134,53 @@ def results_for(scorer: Scorer, cstats: ComparisonStats, layer: int | None = Non
             note = str(exc)
     results = {name: scorer.result(stats, layer=layer, idf=idf, baseline=baseline)
                for name, stats in zip(cstats.systems, cstats.per_system)}
+    means = {k: float(np.mean(np.nan_to_num(v.f1, nan=0.0))) if len(v) else float("nan")
+             for k, v in results.items()}
+    results = {k: results[k] for k in rank_order(means)}
     return Comparison(results, layer, idf, baseline is not None, note)
 
 
 # --- tables -------------------------------------------------------------------------------------------------------
 def significance(comparison: Comparison, baseline: str | None = None, metric: str = "F1",
-                 n_samples: int = DEFAULT_SAMPLES, seed: int | None = DEFAULT_SEED) -> Significance:
-    """Bootstrap intervals and paired tests of the systems on one metric.
+                 n_samples: int = DEFAULT_SAMPLES, seed: int | None = DEFAULT_SEED,
+                 correction: str | None = None) -> Significance:
+    """Bootstrap intervals, paired tests and WMT-style clusters of the systems on one metric.
+
+    ``baseline`` defaults to the top-ranked system; ``correction="holm"`` adjusts the p values for the number
+    of comparisons (see :func:`bertscore_viz.significance.analyse`).
 
     Undefined segment scores (NaN precision or recall under degenerate idf, listed in the warnings) count as 0
     here, as bert-score does for F1, so that one such segment cannot make every p value meaningless.
     """
     scores = {k: np.nan_to_num(v, nan=0.0) for k, v in comparison.scores(metric).items()}
-    return analyse(scores, baseline, metric, n_samples, seed)
+    return analyse(scores, baseline, metric, n_samples, seed, correction)
 
 
 def system_table(comparison: Comparison, sig: Significance):
-    """One row per system, best first: rank, P, R, F1, the 95% interval of the metric tested, best marked.
+    """One row per system, best first: rank, cluster, pairwise wins, P, R, F1, the 95% interval of the metric
+    tested, best marked.
 
     Returns:
-        pandas DataFrame with columns ``Rank, System, Best, P, R, F1, <metric> CI low, <metric> CI high,
-        Segments``.
+        pandas DataFrame with columns ``Rank, Cluster, Wins, System, Best, P, R, F1, <metric> CI low,
+        <metric> CI high, Segments`` in the order of ``sig.systems`` (by score, ties in natural name order).
     """
     import pandas as pd
 
     rows = []
-    for name, res in comparison.results.items():
+    for name in sig.systems:
+        res = comparison.results[name]
         p, r, f = res.mean()
         iv = sig.interval(name)
-        rows.append({"System": name, "P": p, "R": r, "F1": f, f"{sig.metric} CI low": iv.low,
-                     f"{sig.metric} CI high": iv.high, "Segments": len(res)})
+        st_ = sig.standing(name)
+        rows.append({"System": name, "Cluster": st_.cluster, "Wins": st_.wins, "P": p, "R": r, "F1": f,
+                     f"{sig.metric} CI low": iv.low, f"{sig.metric} CI high": iv.high, "Segments": len(res)})
     frame = pd.DataFrame(rows)
     key = sig.metric
     frame["Rank"] = frame[key].rank(ascending=False, method="min").astype(int)
     best = frame[key].max()
     frame["Best"] = np.where(frame[key] == best, "★ best", "")
-    frame = frame.sort_values(["Rank", "System"], kind="stable").reset_index(drop=True)
-    cols = ["Rank", "System", "Best", "P", "R", "F1", f"{key} CI low", f"{key} CI high", "Segments"]
+    cols = ["Rank", "Cluster", "Wins", "System", "Best", "P", "R", "F1", f"{key} CI low", f"{key} CI high",
+            "Segments"]
     return frame[cols]
 
 
@@ -178,11 +189,17 @@ def _join_refs(refs: list[str]) -> str:
 
 
 def segment_table(dataset: Dataset, comparison: Comparison, with_pr: bool = False, with_outputs: bool = True):
-    """One row per segment: id, row, reference(s), source, every system's F1 (and P, R), and the outputs."""
+    """One row per segment: id, row, reference(s), source, every system's F1 (and P, R), and the outputs.
+
+    Systems in rank order; the index is the segment's position in the dataset. Without a segment id column the
+    ids are the file's line numbers, so only "Row" is shown.
+    """
     import pandas as pd
 
     data: dict[str, object] = {"Segment": dataset.segment_ids, "Row": dataset.rows,
                                "Reference": [_join_refs(r) for r in dataset.references]}
+    if [str(s) for s in dataset.segment_ids] == [str(r) for r in dataset.rows]:
+        del data["Segment"]
     if dataset.sources is not None:
         data["Source"] = dataset.sources
     for name, res in comparison.results.items():
@@ -201,13 +218,18 @@ def diff_column(a: str, b: str, metric: str = "F1") -> str:
 
 
 def sort_by_difference(frame, comparison: Comparison, a: str, b: str, metric: str = "F1"):
-    """The segment table with a column ``a - b`` of ``metric``, sorted where they differ most (|a - b| first)."""
+    """The segment table with a column ``a - b`` of ``metric``, sorted where they differ most (|a - b| first).
+
+    The index stays the segment's position in the dataset (as in :func:`segment_table`), so a row picked in the
+    sorted table finds its segment.
+    """
     scores = comparison.scores(metric)
     out = frame.copy()
     col = diff_column(a, b, metric)
-    out.insert(3, col, scores[a] - scores[b])
+    diff = scores[a] - scores[b]
+    out.insert(3, col, diff[out.index.to_numpy()])
     order = np.argsort(-np.abs(out[col].to_numpy()), kind="stable")
-    return out.iloc[order].reset_index(drop=True)
+    return out.iloc[order]
 
 
 def filter_segments(frame, query: str):
@@ -252,7 +274,7 @@ def headline(comparison: Comparison, sig: Significance) -> dict:
     """The answer in a few fields: the best system, its score and interval, the margin over the runner-up and
     whether that margin is significant, plus a sentence."""
     means = {s: float(np.mean(v)) for s, v in comparison.scores(sig.metric).items()}
-    ranked = sorted(means, key=lambda s: -means[s])
+    ranked = rank_order(means)
     best = ranked[0]
     iv = sig.interval(best)
     out = {"best": best, "metric": sig.metric, "score": means[best], "ci_low": iv.low, "ci_high": iv.high,
@@ -263,10 +285,8 @@ def headline(comparison: Comparison, sig: Significance) -> dict:
     second = ranked[1]
     p = sig.pair(best, second)
     margin = means[best] - means[second]
-    out.update(runner_up=second, margin=margin, p=p, significant=bool(p < 0.05))
-    from .significance import describe
-
-    out["sentence"] = describe(best, second, means[best], means[second], p, sig.metric)
+    out.update(runner_up=second, margin=margin, p=p, significant=bool(p < sig.alpha))
+    out["sentence"] = describe(best, second, means[best], means[second], p, sig.metric, sig.alpha, sig.correction)
     return out
 
 

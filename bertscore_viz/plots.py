@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import InputError
+from .fileio import atomic_write_text, atomic_write_via
 from .results import PairExplanation, TokenSide
 
 #: Plotly config for showing these figures: text is never typeset as math; PNG export at 2x.
@@ -428,9 +429,32 @@ def alignment_figure(pair: PairExplanation, show_special: bool = False, merge_wo
     return go.Figure(data=traces, layout=layout)
 
 
-def figure_html(fig) -> str:
-    """A standalone HTML page of a figure (plotly.js embedded: it opens offline), math typesetting off."""
-    return fig.to_html(include_plotlyjs=True, full_html=True, config=PLOTLY_CONFIG)
+def figure_html(fig, title: str | None = None, pair: PairExplanation | None = None, light: bool = False) -> str:
+    """A standalone HTML page of a figure, math typesetting off.
+
+    Args:
+        title: the page's ``<title>`` and heading; pair: adds the candidate, the reference(s), the scores and the
+            signature above the figure (HTML-escaped).
+        light: load plotly.js from its CDN (``include_plotlyjs="cdn"``, a few kB, needs internet to open) instead
+            of embedding it (about 4.8 MB, opens offline).
+    """
+    body = fig.to_html(include_plotlyjs="cdn" if light else True, full_html=False, config=PLOTLY_CONFIG)
+    head = ""
+    if title:
+        head += f"<h1>{html.escape(title)}</h1>\n"
+    if pair is not None:
+        p, r, f = (float(x) for x in pair.scores)
+        kind = "rescaled " if pair.rescaled is not None else ""
+        head += ("<table>"
+                 f"<tr><th>Candidate</th><td>{html.escape(pair.candidate)}</td></tr>"
+                 f"<tr><th>Reference</th><td>{html.escape(pair.reference)}</td></tr>"
+                 f"<tr><th>BERTScore ({kind.strip() or 'raw'})</th><td>P {p:.4f} · R {r:.4f} · F1 {f:.4f}</td></tr>"
+                 f"<tr><th>Signature</th><td><code>{html.escape(str(pair.signature))}</code></td></tr>"
+                 "</table>\n")
+    return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+            f"<title>{html.escape(title or 'bertscore-viz figure')}</title>"
+            "<style>body{font-family:sans-serif;margin:1.5em} th{text-align:left;padding-right:1em;"
+            "vertical-align:top} td{padding:2px}</style></head>\n<body>\n" + head + body + "\n</body></html>\n")
 
 
 def png_available() -> bool:
@@ -461,13 +485,13 @@ def write_figure(fig, output: str | Path) -> Path:
     out = Path(output)
     ext = out.suffix.lower()
     if ext in (".html", ".htm"):
-        out.write_text(figure_html(fig), encoding="utf-8")
+        atomic_write_text(out, figure_html(fig))
     elif ext in (".png", ".svg", ".pdf", ".jpg", ".jpeg", ".webp"):
         if not png_available():
             raise InputError(f"Writing {ext} needs the kaleido package, which is not installed here. Write HTML "
                              f"instead (-o {out.with_suffix('.html').name}; its camera button saves a PNG), "
                              "or `pip install kaleido`.")
-        fig.write_image(str(out), scale=2)
+        atomic_write_via(out, lambda tmp: fig.write_image(tmp, scale=2))
     else:
         raise InputError(f"Cannot write {out.name!r}: expected an output ending in .html, or .png/.svg/.pdf "
                          "(these need the kaleido package).")
@@ -480,12 +504,8 @@ def run_show_cli(args) -> int:
     from .scorer import Scorer
 
     out = Path(args.output)
-    if out.suffix.lower() not in (".html", ".htm", ".png", ".svg", ".pdf", ".jpg", ".jpeg", ".webp"):
-        raise InputError(f"Cannot write {out.name!r}: expected an output ending in .html, or .png/.svg/.pdf.")
-    if out.suffix.lower() not in (".html", ".htm") and not png_available():
-        raise InputError(f"Writing {out.suffix} needs the kaleido package, which is not installed here. Write "
-                         f"HTML instead (-o {out.with_suffix('.html').name}; its camera button saves a PNG), "
-                         "or `pip install kaleido`.")
+    if out.suffix.lower() not in (".html", ".htm", ".png", ".svg", ".pdf"):
+        raise InputError(f"Cannot write {out.name!r}: expected an output ending in .html, .png, .svg or .pdf.")
     if not out.parent.exists():
         raise InputError(f"Cannot write {out}: the directory {out.parent} does not exist.")
     scorer = Scorer(model=args.model, layer=args.layer, idf=args.idf, rescale_with_baseline=args.rescale_with_baseline,
@@ -496,8 +516,14 @@ def run_show_cli(args) -> int:
         print(f"Warning: {w}", file=sys.stderr)
     for note in pair.special_best_matches():
         print(f"Note: {note}", file=sys.stderr)
-    fig = heatmap_figure(pair, show_special=getattr(args, "show_special", False))
-    write_figure(fig, out)
+    special = getattr(args, "show_special", False)
+    if out.suffix.lower() in (".html", ".htm"):
+        fig = heatmap_figure(pair, show_special=special)
+        out.write_text(figure_html(fig, "BERTScore heatmap", pair), encoding="utf-8")
+    else:  # matplotlib, like bert-score-show: works on a fresh install, the value printed in each cell
+        from .static_figures import heatmap_image
+
+        out.write_bytes(heatmap_image(pair, out.suffix.lower().lstrip("."), show_special=special))
     p, r, f = (float(x) for x in pair.scores)
     print(f"{pair.signature} P: {p:.6f} R: {r:.6f} F1: {f:.6f}")
     print(f"wrote {out}", file=sys.stderr)

@@ -17,10 +17,21 @@ call a system significantly different from itself, or from anything on one segme
 
 Also given: the one-sided p of Koehn (2004), ``(c + 1) / (n + 1)`` where ``c`` counts the resamples in which
 the baseline's mean is at least the system's.
+
+On top of the tests (pure functions, pinned by hand-computed unit tests):
+
+* systems are ordered by score (best first; ties in natural name order, ``sys2`` before ``sys10``);
+* every sentence states the difference with the sign of "first named minus second named";
+* optional Holm (1979) step-down correction over each family of comparisons (the k - 1 tests against the
+  baseline; the k (k - 1) / 2 pairs behind the clusters);
+* clusters as the WMT findings papers rank systems: systems ordered by score, a cluster boundary wherever every
+  system above it is significantly better than every system below it; with each system's pairwise wins
+  (systems it is significantly better than), losses and rank range (1 + losses .. k - wins).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +40,49 @@ DEFAULT_SEED = 12345
 DEFAULT_SAMPLES = 1000
 #: Resamples drawn per block, so 10,000 segments x 1,000 resamples never hold a 10^7 index matrix at once.
 _BLOCK_CELLS = 2_000_000
+#: Multiple-comparison corrections offered: None (each test at alpha) or Holm's step-down.
+CORRECTIONS = (None, "holm")
+
+
+def natural_key(name: str) -> tuple:
+    """Sort key that orders digits by value: ``M2 < M10`` (``sorted(names, key=natural_key)``).
+
+    >>> sorted(["M10", "M2", "m1", "M1"], key=natural_key)
+    ['M1', 'm1', 'M2', 'M10']
+    """
+    parts = re.split(r"(\d+)", str(name))
+    folded = tuple((0, int(p), "") if p.isdigit() else (1, 0, p.casefold()) for p in parts if p != "")
+    return folded, str(name)
+
+
+def rank_order(means: dict[str, float]) -> list[str]:
+    """Names by score, best first; ties (and NaN, last) in natural name order."""
+    def key(s):
+        m = means[s]
+        return (1 if m != m else 0, -m if m == m else 0.0, natural_key(s))
+
+    return sorted(means, key=key)
+
+
+def holm(p_values) -> np.ndarray:
+    """Holm's step-down adjusted p values (same order as given), capped at 1.
+
+    The i-th smallest p (1-based) is multiplied by ``m - i + 1`` and the result made non-decreasing along that
+    order; rejecting where the adjusted p < alpha is Holm's procedure at family-wise level alpha.
+
+    >>> [round(float(x), 3) for x in holm([0.01, 0.04, 0.03])]
+    [0.03, 0.06, 0.06]
+    """
+    p = np.asarray(p_values, dtype=np.float64)
+    m = len(p)
+    if m == 0:
+        return p.copy()
+    order = np.argsort(p, kind="stable")
+    scaled = np.minimum(1.0, p[order] * (m - np.arange(m)))
+    adjusted = np.maximum.accumulate(scaled)
+    out = np.empty(m)
+    out[order] = adjusted
+    return out
 
 
 def bootstrap_means(scores: dict[str, np.ndarray], n_samples: int = DEFAULT_SAMPLES,
@@ -111,7 +165,8 @@ class PairedResult:
 
     Attributes:
         system, baseline: names; system_mean, baseline_mean: corpus means; difference: system - baseline.
-        p: sacrebleu's two-sided paired-bootstrap p; p_one_sided: Koehn's p that the system is better.
+        p: sacrebleu's two-sided paired-bootstrap p (Holm-adjusted when ``correction`` is set);
+        p_one_sided: Koehn's p that the system is better; p_raw: the unadjusted p; correction: None or "holm".
     """
 
     system: str
@@ -120,6 +175,8 @@ class PairedResult:
     baseline_mean: float
     p: float
     p_one_sided: float
+    p_raw: float | None = None
+    correction: str | None = None
 
     @property
     def difference(self) -> float:
@@ -129,11 +186,13 @@ class PairedResult:
         return self.p < alpha
 
     def sentence(self, metric: str = "F1", alpha: float = 0.05) -> str:
-        return describe(self.system, self.baseline, self.system_mean, self.baseline_mean, self.p, metric, alpha)
+        return describe(self.system, self.baseline, self.system_mean, self.baseline_mean, self.p, metric, alpha,
+                        self.correction)
 
     def as_dict(self) -> dict:
         return {"system": self.system, "baseline": self.baseline, "system_mean": self.system_mean,
                 "baseline_mean": self.baseline_mean, "difference": self.difference, "p": self.p,
+                "p_raw": self.p if self.p_raw is None else self.p_raw, "correction": self.correction,
                 "p_one_sided": self.p_one_sided}
 
 
@@ -142,19 +201,97 @@ def format_p(p: float) -> str:
     return f"{p:.3f}"
 
 
+def format_difference(a: str, b: str, diff: float) -> str:
+    """``"B − A = +0.1000"``: the difference with the sign of the names as written (first minus second)."""
+    return f"{a} − {b} = {diff:+.4f}"
+
+
 def describe(system: str, baseline: str, system_mean: float, baseline_mean: float, p: float,
-             metric: str = "F1", alpha: float = 0.05) -> str:
-    """A plain sentence: ``"B is better than A on F1 (p = 0.002)"`` or ``"... not significantly different ..."``.
+             metric: str = "F1", alpha: float = 0.05, correction: str | None = None) -> str:
+    """A plain sentence whose difference reads as worded: the first system named minus the second.
+
+    A significant difference names the better system first, so its difference is positive; otherwise the
+    systems keep the order given.
 
     >>> describe("B", "A", 0.9, 0.8, 0.002)
-    'B is better than A on F1 (p = 0.002)'
+    'B is better than A on F1: B − A = +0.1000 (p = 0.002)'
+    >>> describe("B", "A", 0.7, 0.8, 0.002)
+    'A is better than B on F1: A − B = +0.1000 (p = 0.002)'
     >>> describe("B", "A", 0.80, 0.81, 0.4)
-    'B and A are not significantly different on F1 (p = 0.400)'
+    'B and A are not significantly different on F1: B − A = -0.0100 (p = 0.400)'
     """
+    p_text = f"p = {format_p(p)}" + (", Holm-adjusted" if correction == "holm" else "")
     if p < alpha and system_mean != baseline_mean:
-        better, worse = (system, baseline) if system_mean > baseline_mean else (baseline, system)
-        return f"{better} is better than {worse} on {metric} (p = {format_p(p)})"
-    return f"{system} and {baseline} are not significantly different on {metric} (p = {format_p(p)})"
+        better, worse, hi, lo = ((system, baseline, system_mean, baseline_mean) if system_mean > baseline_mean
+                                 else (baseline, system, baseline_mean, system_mean))
+        return f"{better} is better than {worse} on {metric}: {format_difference(better, worse, hi - lo)} ({p_text})"
+    return (f"{system} and {baseline} are not significantly different on {metric}: "
+            f"{format_difference(system, baseline, system_mean - baseline_mean)} ({p_text})")
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """A group of systems not separated by significance (WMT style), best group first.
+
+    Attributes:
+        rank: 1-based cluster number; systems: names by score, best first.
+    """
+
+    rank: int
+    systems: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SystemStanding:
+    """One system's place: its cluster, pairwise wins and losses (significant at alpha), and rank range."""
+
+    system: str
+    mean: float
+    cluster: int
+    wins: int
+    losses: int
+    rank_low: int
+    rank_high: int
+
+    def as_dict(self) -> dict:
+        return {"system": self.system, "mean": self.mean, "cluster": self.cluster, "wins": self.wins,
+                "losses": self.losses, "rank_range": [self.rank_low, self.rank_high]}
+
+
+def clusters(systems, means: dict[str, float], matrix: np.ndarray, alpha: float = 0.05
+             ) -> tuple[tuple[Cluster, ...], tuple[SystemStanding, ...]]:
+    """WMT-style clusters from pairwise p values.
+
+    Systems are ordered by score (:func:`rank_order`); a boundary goes after position i exactly when every system
+    at positions <= i is significantly better (p < alpha, higher mean) than every system after it, so each
+    system of a cluster beats all systems of every lower cluster, and systems inside a cluster are not
+    separated. ``wins`` counts the systems a system is significantly better than, ``losses`` those significantly
+    better than it; the rank range is ``1 + losses`` to ``k - wins``.
+
+    Args:
+        systems: names in the order of ``matrix``; means: corpus score of each; matrix: ``(k, k)`` p values.
+    """
+    systems = list(systems)
+    k = len(systems)
+    pos = {s: i for i, s in enumerate(systems)}
+    order = rank_order({s: means[s] for s in systems})
+
+    def beats(a: str, b: str) -> bool:
+        return bool(matrix[pos[a], pos[b]] < alpha and means[a] > means[b])
+
+    groups: list[list[str]] = [[]]
+    for i, s in enumerate(order):
+        groups[-1].append(s)
+        if i + 1 < k and all(beats(a, b) for a in order[:i + 1] for b in order[i + 1:]):
+            groups.append([])
+    cl = tuple(Cluster(r + 1, tuple(g)) for r, g in enumerate(groups))
+    where = {s: c.rank for c in cl for s in c.systems}
+    standings = []
+    for s in order:
+        wins = sum(beats(s, t) for t in order if t != s)
+        losses = sum(beats(t, s) for t in order if t != s)
+        standings.append(SystemStanding(s, float(means[s]), where[s], wins, losses, 1 + losses, k - wins))
+    return cl, tuple(standings)
 
 
 @dataclass(frozen=True)
@@ -163,9 +300,13 @@ class Significance:
 
     Attributes:
         metric: e.g. ``"F1"``; n_samples, seed: the resampling used (shown with the results).
-        intervals: one per system, in the order given.
-        versus_baseline: every other system against ``baseline``.
-        matrix: ``(k, k)`` two-sided p of every pair (1 on the diagonal), in the order of ``systems``.
+        systems: by score, best first (ties in natural name order).
+        intervals: one per system, in the order of ``systems``.
+        versus_baseline: every other system against ``baseline``, in the order of ``systems``.
+        matrix: ``(k, k)`` two-sided p of every pair (1 on the diagonal), in the order of ``systems``;
+            Holm-adjusted over the k (k - 1) / 2 pairs when ``correction == "holm"`` (``matrix_raw`` unadjusted).
+        correction: None or ``"holm"``; alpha: the significance level.
+        clusters, standings: WMT-style groups and each system's wins, losses and rank range (see :func:`clusters`).
     """
 
     metric: str
@@ -176,6 +317,39 @@ class Significance:
     intervals: tuple[SystemInterval, ...]
     versus_baseline: tuple[PairedResult, ...]
     matrix: np.ndarray
+    matrix_raw: np.ndarray | None = None
+    correction: str | None = None
+    alpha: float = 0.05
+    clusters: tuple[Cluster, ...] = ()
+    standings: tuple[SystemStanding, ...] = ()
+
+    @property
+    def n_baseline_comparisons(self) -> int:
+        """Tests against the baseline: k - 1."""
+        return len(self.versus_baseline)
+
+    @property
+    def n_pairwise_comparisons(self) -> int:
+        """Pairs behind the matrix and the clusters: k (k - 1) / 2."""
+        k = len(self.systems)
+        return k * (k - 1) // 2
+
+    def standing(self, system: str) -> SystemStanding:
+        return next(s for s in self.standings if s.system == system)
+
+    def comparisons_note(self) -> str:
+        """How many tests were made and whether they were corrected, in one sentence."""
+        k = len(self.systems)
+        text = (f"{self.n_baseline_comparisons} comparison(s) against the baseline and "
+                f"{self.n_pairwise_comparisons} pairwise comparison(s) among {k} systems, each at "
+                f"p < {self.alpha:g}")
+        if self.correction == "holm":
+            return text + ", with Holm's correction within each family (family-wise error at most " \
+                          f"{self.alpha:g})."
+        expected = self.alpha * self.n_pairwise_comparisons
+        return text + (f", uncorrected: among {self.n_pairwise_comparisons} pairs about {expected:.1f} could "
+                       "look significant by chance alone. Turn on Holm's correction to control this."
+                       if self.n_pairwise_comparisons > 1 else ".")
 
     def interval(self, system: str) -> SystemInterval:
         return next(i for i in self.intervals if i.system == system)
@@ -186,38 +360,66 @@ class Significance:
     def as_dict(self) -> dict:
         return {"metric": self.metric, "n_samples": self.n_samples, "seed": self.seed,
                 "method": "paired bootstrap resampling (sacrebleu), p = (c + 1) / (n + 1)",
+                "alpha": self.alpha, "correction": self.correction,
+                "comparisons": {"versus_baseline": self.n_baseline_comparisons,
+                                "pairwise": self.n_pairwise_comparisons},
                 "systems": list(self.systems), "baseline": self.baseline,
                 "intervals": [i.as_dict() for i in self.intervals],
-                "versus_baseline": [r.as_dict() | {"sentence": r.sentence(self.metric)} for r in self.versus_baseline],
+                "versus_baseline": [r.as_dict() | {"sentence": r.sentence(self.metric, self.alpha)}
+                                    for r in self.versus_baseline],
+                "clusters": [list(c.systems) for c in self.clusters],
+                "standings": [s.as_dict() for s in self.standings],
                 "pairwise_p": {a: {b: float(self.matrix[i, j]) for j, b in enumerate(self.systems)}
                                for i, a in enumerate(self.systems)}}
 
 
+def _holm_matrix(matrix: np.ndarray) -> np.ndarray:
+    k = len(matrix)
+    iu = np.triu_indices(k, 1)
+    out = np.ones_like(matrix)
+    adj = holm(matrix[iu])
+    out[iu] = adj
+    out[(iu[1], iu[0])] = adj
+    return out
+
+
 def analyse(scores: dict[str, np.ndarray], baseline: str | None = None, metric: str = "F1",
-            n_samples: int = DEFAULT_SAMPLES, seed: int | None = DEFAULT_SEED) -> Significance:
-    """Confidence intervals, tests against ``baseline`` (default: the first system) and all pairs.
+            n_samples: int = DEFAULT_SAMPLES, seed: int | None = DEFAULT_SEED, correction: str | None = None,
+            alpha: float = 0.05) -> Significance:
+    """Confidence intervals, tests against ``baseline`` and all pairs, clusters; systems ordered by score.
 
     Args:
-        scores: ``{system: (n,) segment scores}``.
+        scores: ``{system: (n,) segment scores}`` (any order: the result is ordered by score).
+        baseline: default the top-ranked system.
+        correction: None, or ``"holm"`` to adjust the p values within each family of comparisons (the tests
+            against the baseline; the pairs of the matrix and clusters).
     """
-    names = tuple(scores)
-    if not names:
+    if correction not in CORRECTIONS:
+        raise ValueError(f"Unknown correction {correction!r}; use one of {list(CORRECTIONS)}.")
+    if not scores:
         raise ValueError("No systems to analyse.")
+    arrays = {k: np.asarray(v, dtype=np.float64) for k, v in scores.items()}
+    means = {k: float(v.mean()) if len(v) else float("nan") for k, v in arrays.items()}
+    names = tuple(rank_order(means))
     baseline = names[0] if baseline is None else baseline
     if baseline not in scores:
         raise ValueError(f"Unknown baseline system {baseline!r}; have {list(names)}.")
-    arrays = {k: np.asarray(v, dtype=np.float64) for k, v in scores.items()}
     samples = bootstrap_means(arrays, n_samples, seed)
-    means = {k: float(v.mean()) if len(v) else float("nan") for k, v in arrays.items()}
     intervals = tuple(SystemInterval(k, means[k], *percentile_ci(samples[k])) for k in names)
     k = len(names)
-    matrix = np.ones((k, k))
+    raw = np.ones((k, k))
     for i in range(k):
         for j in range(i + 1, k):
             a, b = names[i], names[j]
-            matrix[i, j] = matrix[j, i] = p_value(arrays[a], arrays[b], samples[a], samples[b])
+            raw[i, j] = raw[j, i] = p_value(arrays[a], arrays[b], samples[a], samples[b])
+    matrix = _holm_matrix(raw) if correction == "holm" else raw
+    others = [s for s in names if s != baseline]
+    p_base = np.array([raw[names.index(s), names.index(baseline)] for s in others])
+    p_used = holm(p_base) if correction == "holm" else p_base
     versus = tuple(
-        PairedResult(s, baseline, means[s], means[baseline], float(matrix[names.index(s), names.index(baseline)]),
-                     p_value_one_sided(samples[s], samples[baseline]))
-        for s in names if s != baseline)
-    return Significance(metric, n_samples, seed, names, baseline, intervals, versus, matrix)
+        PairedResult(s, baseline, means[s], means[baseline], float(pu), p_value_one_sided(samples[s],
+                     samples[baseline]), float(pr), correction)
+        for s, pu, pr in zip(others, p_used, p_base))
+    cl, standings = clusters(names, means, matrix, alpha)
+    return Significance(metric, n_samples, seed, names, baseline, intervals, versus, matrix, raw, correction,
+                        alpha, cl, standings)

@@ -184,8 +184,9 @@ def section_tuning() -> None:
     st.plotly_chart(fig, key="tuning_chart")
 
 
-def _stored_input(widget_key: str, state_key: str, label: str, types: list[str], help_text: str) -> dict | None:
-    up = st.file_uploader(label, type=types, key=widget_key, help=help_text)
+def _stored_input(widget_key: str, state_key: str, label: str, types: list[str] | None, help_text: str,
+                  max_mb: int) -> dict | None:
+    up = st.file_uploader(label, type=types, key=widget_key, help=help_text, max_upload_size=max(1, max_mb))
     if up is not None and st.session_state.get(f"_{widget_key}_id") != up.file_id:
         st.session_state[f"_{widget_key}_id"] = up.file_id
         st.session_state[state_key] = {"name": up.name, "data": up.getvalue()}
@@ -200,8 +201,8 @@ def section_compute(settings, spec) -> None:
         f"layer of {escape_markdown(spec.name)} is the baseline. Thousands of sentences give a stable baseline. "
         "The result is used at once on every page of this session, for this model and language.")
     item = _stored_input("baseline_corpus_file", CORPUS_KEY, "Corpus (plain text, one sentence per line)",
-                         ["txt", "text", "en", "tsv"],
-                         f"At most {bc.MAX_UPLOAD_BYTES // 2**20} MB, UTF-8.")
+                         None, f"At most {bc.MAX_UPLOAD_BYTES // 2**20} MB of UTF-8 text, any file name (.txt, "
+                               "newstest's .en, …).", bc.MAX_UPLOAD_BYTES // 2**20)
     c1, c2, c3 = st.columns(3)
     corpus = None
     if item is not None:
@@ -272,7 +273,7 @@ def section_upload(settings, spec) -> None:
     st.caption("bert-score's format: header LAYER,P,R,F and one row per layer from 0. It is used for "
                f"{escape_markdown(spec.name)} ({settings.lang}) on every page of this session.")
     item = _stored_input("baseline_file", FILE_KEY, "Baseline file (LAYER,P,R,F)", ["tsv", "csv", "txt"],
-                         "At most 1 MB.")
+                         "At most 1 MB.", 1)
     if item is None or st.session_state.get("_baseline_file_used") == (item["name"], len(item["data"])):
         if ui_cache.custom_baseline(settings) is not None and st.button(
                 "Forget this session's baseline", key="bl_forget", icon=":material/delete:"):
@@ -305,6 +306,17 @@ def section_upload(settings, spec) -> None:
     st.rerun()
 
 
+def section_keep(settings, spec) -> None:
+    """Where this session's baseline lives: only here (download it), or saved for later sessions."""
+    table = st.session_state.get("custom_baselines", {}).get((settings.lang, spec.name))
+    if table is None:
+        return
+    st.header("Keep this session's baseline")
+    done = st.session_state.get(RESULT_KEY)
+    provenance = done[3] if done and done[:2] == (settings.lang, spec.name) else None
+    ui_cache.keep_baseline(settings.lang, spec.name, table, provenance, key="bl_keep")
+
+
 def main() -> None:
     st.title("Baselines and layers")
     settings = current_settings()
@@ -321,6 +333,7 @@ def main() -> None:
     section_tuning()
     section_compute(settings, spec)
     section_upload(settings, spec)
+    section_keep(settings, spec)
 
 
 main()

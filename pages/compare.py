@@ -8,6 +8,8 @@ rescaling without a model pass -> answer, tables, significance, charts, drill-do
 
 from __future__ import annotations
 
+import functools
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -15,7 +17,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from bertscore_viz import compare, upload
+from bertscore_viz import compare, results_file, upload
 from bertscore_viz.errors import BertScoreVizError
 from bertscore_viz.export import safe_csv, to_json
 from bertscore_viz.models import resolve_model
@@ -29,26 +31,39 @@ EXAMPLE = Path(compare.__file__).resolve().parent / "examples" / "systems_exampl
 INPUT_KEY = "compare_input"
 NONE = "(none)"
 SCORE_FMT = "%.4f"
+TABS = ["Significance", "Segments", "Charts", "Drill-down", "Downloads"]
+TAB_KEY = "cmp_tab"
+TAB_DRILL = "Drill-down"
+#: Up to this many segments the drill-down picks a segment from a list; beyond, by position.
+DRILL_SELECT_MAX = 2000
 
 
 # --- input --------------------------------------------------------------------------------------------------------
+def _on_upload() -> None:
+    """The user added or removed a file (a callback: a revisit of the page, with an empty uploader, is not a
+    removal, so the upload and its scores stay in the session)."""
+    up = st.session_state.get("cmp_file")
+    if up is not None:
+        st.session_state[INPUT_KEY] = {"name": up.name, "data": up.getvalue(), "origin": "upload"}
+    elif (st.session_state.get(INPUT_KEY) or {}).get("origin") == "upload":
+        st.session_state.pop(INPUT_KEY, None)
+
+
 def _input() -> dict | None:
     left, right = st.columns([4, 1], vertical_alignment="bottom")
     with left:
-        up = st.file_uploader("System outputs (CSV, TSV or JSON Lines)", type=["csv", "tsv", "txt", "jsonl", "json"],
-                              key="cmp_file",
+        up = st.file_uploader("System outputs (CSV, TSV or JSON Lines), or scores.parquet of `score --ray`",
+                              type=["csv", "tsv", "txt", "jsonl", "json", "parquet"],
+                              key="cmp_file", on_change=_on_upload,
+                              max_upload_size=max(1, upload.MAX_BYTES // 2**20),
                               help=f"At most {upload.MAX_BYTES // 2**20} MB, {upload.MAX_ROWS:,} rows, "
                                    f"{upload.MAX_CELL_CHARS:,} characters per cell.")
     with right:
         if st.button("Load example", key="cmp_load_example", icon=":material/dataset:",
                      help="4 systems x 30 segments shipped with the app"):
             st.session_state[INPUT_KEY] = {"name": EXAMPLE.name, "data": EXAMPLE.read_bytes()}
-    if up is not None and st.session_state.get("_compare_upload_id") != up.file_id:
-        st.session_state["_compare_upload_id"] = up.file_id
-        st.session_state[INPUT_KEY] = {"name": up.name, "data": up.getvalue(), "origin": "upload"}
-    elif up is None and st.session_state.pop("_compare_upload_id", None) is not None:
-        if (st.session_state.get(INPUT_KEY) or {}).get("origin") == "upload":
-            st.session_state.pop(INPUT_KEY, None)  # the user removed the file
+    if up is not None and (st.session_state.get(INPUT_KEY) or {}).get("origin") != "upload":
+        _on_upload()  # a file given before this session kept its own copy (e.g. the widget came back with one)
     return st.session_state.get(INPUT_KEY)
 
 
@@ -68,7 +83,7 @@ def _read(data: bytes, name: str, fkey: str):
     cached = st.session_state.get("_compare_table")
     if cached and cached[0] == fkey:
         return cached[1], cached[2]
-    table, problems = upload.read_table(data, name)
+    table, problems = ui_cache.read_upload(data, name)  # the deployment's upload limits
     st.session_state["_compare_table"] = (fkey, table, problems)
     return table, problems
 
@@ -154,12 +169,24 @@ def _score(settings, ds: upload.Dataset):
     if key not in store:
         progress = progress_callback(f"Embedding {len(ds.systems)} systems x {ds.n_segments:,} segments "
                                      "(all layers, references once)")
+        start = time.perf_counter()
         cstats = compare.score_dataset(sc, ds, progress)
         progress.bar.empty()
         store.clear()  # one dataset per session: bounded memory
         st.session_state.pop("_compare_results", None)
         store[key] = cstats
+        st.session_state["_compare_pass"] = (key, time.perf_counter() - start, st.session_state.get("_run_id"))
     return sc, store[key], key
+
+
+def _pass_note(key: str) -> str:
+    """Whether this run did the model pass or reused the session's (shown so that reuse is visible)."""
+    done = st.session_state.get("_compare_pass")
+    if not done or done[0] != key:
+        return "Scores kept in this session."
+    if done[2] == st.session_state.get("_run_id"):
+        return f"Model pass: {done[1]:.1f} s (all systems and layers; kept for this session)."
+    return f"Scores kept from earlier in this session: no model pass (the first took {done[1]:.1f} s)."
 
 
 def _results(settings, sc, cstats, key: str) -> compare.Comparison:
@@ -177,17 +204,17 @@ def _results(settings, sc, cstats, key: str) -> compare.Comparison:
 
 
 # --- results --------------------------------------------------------------------------------------------------------
-def _ranking_line(sig, means: dict[str, float]) -> str:
-    ranked = sorted(means, key=lambda s: -means[s])
-    parts = [escape_markdown(ranked[0])]
-    for prev, cur in zip(ranked, ranked[1:]):
-        parts.append((" > " if sig.pair(prev, cur) < 0.05 else " ≈ ") + escape_markdown(cur))
-    return "".join(parts)
+def _ranking_line(sig) -> str:
+    """``1. {A, B} > 2. {C}``: WMT-style clusters, best first, each system with its pairwise wins."""
+    groups = []
+    for c in sig.clusters:
+        names = ", ".join(f"{escape_markdown(s)} ({sig.standing(s).wins})" for s in c.systems)
+        groups.append(f"**{c.rank}.** {names}")
+    return " > ".join(groups)
 
 
 def _answer(comparison: compare.Comparison, sig, scale: str) -> None:
     head = compare.headline(comparison, sig)
-    means = {s: float(np.mean(v)) for s, v in comparison.scores(sig.metric).items()}
     best = escape_markdown(head["best"])
     text = (f"**Best: {best}** — {sig.metric} {head['score']:.4f} ({scale}; 95% CI "
             f"{head['ci_low']:.4f}–{head['ci_high']:.4f})")
@@ -195,14 +222,18 @@ def _answer(comparison: compare.Comparison, sig, scale: str) -> None:
         text += f", tied with {escape_markdown(head['runner_up'])}."
     elif head["runner_up"] is not None:
         verdict = "significant" if head["significant"] else "not significant"
+        holm = ", Holm-adjusted" if sig.correction == "holm" else ""
         text += (f", {head['margin']:.4f} above {escape_markdown(head['runner_up'])} (2nd): "
-                 f"{verdict}, p = {format_p(head['p'])}.")
+                 f"{verdict}, p = {format_p(head['p'])}{holm}.")
     else:
         text += ". Only one system: nothing to compare it with."
     (st.success if head["significant"] else st.info)(text, icon=":material/trophy:")
-    st.markdown(f"Ranking by {sig.metric}: {_ranking_line(sig, means)}",
-                help="> : significantly better than the next (paired bootstrap, p < 0.05); "
-                     "≈ : not significantly different from the next.")
+    st.markdown(f"Ranking by {sig.metric} (clusters; pairwise wins in brackets): {_ranking_line(sig)}",
+                help="Clusters as the WMT findings rank systems: every system of a cluster is significantly "
+                     "better (paired bootstrap, p < 0.05) than every system of each lower cluster; systems "
+                     "inside a cluster are not separated. The number after a name counts the systems it is "
+                     "significantly better than. Details in the Significance tab.")
+    st.caption(escape_markdown(sig.comparisons_note()))
     c1, c2, c3, c4 = st.columns(4)
     c1.metric(f"Best {sig.metric}", f"{head['score']:.4f}",
               delta=None if head["margin"] is None else f"+{head['margin']:.4f} vs 2nd", delta_color="normal")
@@ -211,11 +242,18 @@ def _answer(comparison: compare.Comparison, sig, scale: str) -> None:
     c4.metric("Systems x segments", f"{len(comparison.results)} x {len(next(iter(comparison.results.values())))}")
 
 
+def _table_height(rows: int) -> int:
+    """Pixels that show every row of a table (no scroll box) up to 40 rows."""
+    return 38 + 35 * min(max(rows, 1), 40)
+
+
 def _system_tab(comparison, sig, table) -> None:
-    st.dataframe(table, hide_index=True, width="stretch", key="cmp_systems",
+    st.dataframe(table, hide_index=True, width="stretch", key="cmp_systems", height=_table_height(len(table)),
                  column_config={c: st.column_config.NumberColumn(format=SCORE_FMT)
-                                for c in table.columns if c in ("P", "R", "F1") or "CI" in c})
-    st.caption(f"Sort by clicking a column header. {sig.metric} 95% CI: bootstrap percentile interval "
+                                for c in table.columns if c in ("P", "R", "F1") or "CI" in c}
+                 | {"Cluster": st.column_config.NumberColumn(help="WMT-style cluster (1 = best group)"),
+                    "Wins": st.column_config.NumberColumn(help="systems it is significantly better than")})
+    st.caption(f"Best first. {sig.metric} 95% CI: bootstrap percentile interval "
                f"({sig.n_samples:,} resamples, seed {sig.seed}).")
     st.code("signature: " + comparison.signature, language=None, wrap_lines=True)
     warns = comparison.warnings()
@@ -225,33 +263,71 @@ def _system_tab(comparison, sig, table) -> None:
                 st.text(w)
 
 
-def _significance_tab(comparison, fkey: str, systems: list[str]):
+@st.fragment
+def _significance_tab(comparison, fkey: str, systems: list[str], correction: str | None) -> None:
     c1, c2 = st.columns(2)
-    base = c1.selectbox("Baseline system", systems, key=f"cmp_baseline_{fkey}")
+    base = c1.selectbox("Baseline system", systems, key=f"cmp_baseline_{fkey}",
+                        help="Systems by score, best first; the top-ranked system is the default baseline.")
     metric = c2.selectbox("Metric", ["F1", "P", "R"], key=f"cmp_metric_{fkey}")
-    sig = compare.significance(comparison, base, metric)
+    if base not in systems:
+        base = systems[0]
+    sig = compare.significance(comparison, base, metric, correction=correction)
     st.caption(f"Paired bootstrap resampling as sacrebleu does it: {sig.n_samples:,} resamples, seed "
-               f"{sig.seed}, p = (c + 1) / (n + 1). p < 0.05 counts as significant.")
-    for r in sig.versus_baseline:
-        st.markdown("- " + escape_markdown(r.sentence(metric)) + f" — difference {r.difference:+.4f}")
+               f"{sig.seed}, p = (c + 1) / (n + 1). p < {sig.alpha:g} counts as significant. "
+               + sig.comparisons_note())
+    st.markdown("\n".join("- " + escape_markdown(r.sentence(metric, sig.alpha)) for r in sig.versus_baseline))
     if len(systems) > 1:
+        st.markdown(f"**Clusters** ({metric}): {_ranking_line(sig)}")
+        standings = pd.DataFrame([{"Cluster": x.cluster, "System": x.system, metric: x.mean, "Wins": x.wins,
+                                   "Losses": x.losses, "Rank range": f"{x.rank_low}–{x.rank_high}"}
+                                  for x in sig.standings])
+        st.dataframe(standings, hide_index=True, width="stretch", key="cmp_standings",
+                     height=_table_height(len(standings)),
+                     column_config={metric: st.column_config.NumberColumn(format=SCORE_FMT),
+                                    "Wins": st.column_config.NumberColumn(help="systems it is significantly "
+                                                                                 "better than"),
+                                    "Losses": st.column_config.NumberColumn(help="systems significantly better "
+                                                                                   "than it"),
+                                    "Rank range": st.column_config.TextColumn(help="1 + losses to k − wins")})
         st.plotly_chart(compare_view.pvalue_figure(sig), key="cmp_pvalues")
         matrix = pd.DataFrame(sig.matrix, index=list(sig.systems), columns=list(sig.systems))
-        with st.expander("Pairwise p values as a table"):
+        with st.expander("Pairwise p values as a table" + (" (Holm-adjusted)" if correction else "")):
             st.dataframe(matrix, width="stretch", key="cmp_pmatrix",
                          column_config={c: st.column_config.NumberColumn(format="%.3f") for c in matrix.columns})
-    return sig
 
 
-def _pair_choice(systems: list[str], fkey: str, where: str) -> tuple[str, str]:
+def _pair_choice(systems: list[str], fkey: str) -> tuple[str, str]:
+    """System A and B (default: the two best), one choice shared by every tab that uses it."""
+    ka, kb = f"cmp_a_{fkey}", f"cmp_b_{fkey}"
+    for k, default in ((ka, systems[0]), (kb, systems[min(1, len(systems) - 1)])):
+        if st.session_state.get(k) not in systems:
+            st.session_state[k] = default
     c1, c2 = st.columns(2)
-    a = c1.selectbox("System A", systems, index=0, key=f"cmp_a_{where}_{fkey}")
-    b = c2.selectbox("System B", systems, index=min(1, len(systems) - 1), key=f"cmp_b_{where}_{fkey}")
+    a = c1.selectbox("System A", systems, key=ka)
+    b = c2.selectbox("System B", systems, key=kb)
     return a, b
 
 
-def _segments_tab(ds, comparison, fkey: str, systems: list[str]):
-    a, b = _pair_choice(systems, fkey, "seg")
+def _on_pick_segment(fkey: str, n: int) -> None:
+    """A click on a segment row opens it in the Drill-down tab."""
+    rows = st.session_state["cmp_segments"].selection.rows
+    index = st.session_state.get("_cmp_shown_index") or []
+    if not rows or rows[0] >= len(index):
+        return
+    pos = int(index[rows[0]])
+    if n <= DRILL_SELECT_MAX:
+        st.session_state[f"cmp_drill_seg_{fkey}"] = pos
+    else:
+        st.session_state[f"cmp_drill_pos_{fkey}"] = pos + 1
+    st.session_state[TAB_KEY] = TAB_DRILL
+    st.session_state["_cmp_jump"] = True
+
+
+@st.fragment
+def _segments_tab(ds, comparison, fkey: str, systems: list[str]) -> None:
+    if st.session_state.pop("_cmp_jump", False):
+        st.rerun(scope="app")  # the tabs live outside this fragment
+    a, b = _pair_choice(systems, fkey)
     c1, c2, c3 = st.columns([3, 1, 1], vertical_alignment="bottom")
     query = c1.text_input("Search (reference, source, outputs, id)", key=f"cmp_query_{fkey}")
     with_pr = c2.toggle("Show P and R", key=f"cmp_pr_{fkey}")
@@ -261,15 +337,18 @@ def _segments_tab(ds, comparison, fkey: str, systems: list[str]):
     if by_diff and a != b:
         frame = compare.sort_by_difference(frame, comparison, a, b)
     shown = compare.filter_segments(frame, query)
-    st.caption(f"{len(shown):,} of {len(frame):,} segments. Click a column header to sort.")
+    st.caption(f"{len(shown):,} of {len(frame):,} segments. Click a row's checkbox to open it in Drill-down "
+               "(A and B side by side); click a column header to sort.")
     cfg = {c: st.column_config.NumberColumn(format=SCORE_FMT) for c in shown.columns
            if c.startswith(("F1", "P ·", "R ·"))}
     cfg.update({c: st.column_config.TextColumn(width="medium") for c in shown.columns
                 if c.startswith("Output") or c in ("Reference", "Source")})
-    st.dataframe(shown, hide_index=True, width="stretch", height=420, key="cmp_segments", column_config=cfg)
-    return a, b
+    st.session_state["_cmp_shown_index"] = shown.index.tolist()
+    st.dataframe(shown, hide_index=True, width="stretch", height=420, key="cmp_segments", column_config=cfg,
+                 on_select=functools.partial(_on_pick_segment, fkey, ds.n_segments), selection_mode="single-row")
 
 
+@st.fragment
 def _charts_tab(ds, comparison, systems: list[str], fkey: str) -> None:
     c1, c2 = st.columns(2)
     with c1:
@@ -277,29 +356,36 @@ def _charts_tab(ds, comparison, systems: list[str], fkey: str) -> None:
     with c2:
         st.plotly_chart(compare_view.bucket_figure(compare.length_buckets(ds, comparison)), key="cmp_buckets")
     if len(systems) > 1:
-        a, b = _pair_choice(systems, fkey, "chart")
+        a, b = _pair_choice(systems, fkey)
         st.plotly_chart(compare_view.scatter_figure(comparison, a, b, ds.segment_ids), key="cmp_scatter")
         st.caption("Points above the dotted diagonal: B scores higher on that segment.")
 
 
-def _drilldown_tab(ds, comparison, settings, systems: list[str], fkey: str, a: str, b: str) -> None:
+@st.fragment
+def _drilldown_tab(ds, comparison, settings, systems: list[str], fkey: str) -> None:
+    """One segment, A and B side by side (the A/B choice of the Segments tab); opens on the segment where they
+    differ most, or on the row clicked in the Segments tab."""
+    a, b = _pair_choice(systems, fkey)
     n = ds.n_segments
-    diff = comparison.scores("F1")[a] - comparison.scores("F1")[b]
+    fa, fb = comparison.scores("F1")[a], comparison.scores("F1")[b]
+    diff = fa - fb
     default = int(np.argmax(np.abs(diff))) if n else 0
-    c1, c2 = st.columns([3, 1])
-    with c1:
-        if n <= 2000:
-            labels = [f"{sid} — {ref[0][:70]}" for sid, ref in zip(ds.segment_ids, ds.references)]
-            i = st.selectbox("Segment", range(n), index=default, format_func=lambda k: labels[k],
-                             key=f"cmp_drill_seg_{fkey}",
-                             help=f"Starts at the segment where {escape_markdown(a)} and {escape_markdown(b)} "
-                                  "differ most.")
-        else:
-            pos = st.number_input(f"Segment (position 1–{n:,})", 1, n, value=default + 1, key=f"cmp_drill_pos_{fkey}")
-            i = int(pos) - 1
-    with c2:
-        system = st.selectbox("System", systems, index=systems.index(a), key=f"cmp_drill_sys_{fkey}")
-    st.caption(f"Segment id {escape_markdown(ds.segment_ids[i])}, row {ds.rows[i]} of the file")
+    if n <= DRILL_SELECT_MAX:
+        key = f"cmp_drill_seg_{fkey}"
+        if not isinstance(st.session_state.get(key), int) or not 0 <= st.session_state[key] < n:
+            st.session_state[key] = default
+        labels = [f"{sid} — A − B {d:+.3f} — {ref[0][:60]}"
+                  for sid, d, ref in zip(ds.segment_ids, diff, ds.references)]
+        i = st.selectbox("Segment", range(n), format_func=lambda k: labels[k], key=key,
+                         help="Starts at the segment where A and B differ most; a click on a row of the "
+                              "Segments tab opens that segment here.")
+    else:
+        key = f"cmp_drill_pos_{fkey}"
+        if key not in st.session_state:
+            st.session_state[key] = default + 1
+        i = int(st.number_input(f"Segment (position 1–{n:,})", 1, n, key=key)) - 1
+    where = f"Segment id {ds.segment_ids[i]}, row {ds.rows[i]} of the file"
+    st.caption(escape_markdown(where) if str(ds.segment_ids[i]) != str(ds.rows[i]) else f"Row {ds.rows[i]} of the file")
     if ds.sources is not None:
         st.caption("Source")
         st.text(ds.sources[i] or "(empty)")
@@ -307,23 +393,32 @@ def _drilldown_tab(ds, comparison, settings, systems: list[str], fkey: str, a: s
     for k, ref in enumerate(refs):
         st.caption("Reference" + (f" {k + 1}" if len(refs) > 1 else ""))
         st.text(ref or "(empty)")
-    res = comparison.results[system]
-    st.caption(f"Output of {escape_markdown(system)}: P {res.precision[i]:.4f} · R {res.recall[i]:.4f} · "
-               f"F1 {res.f1[i]:.4f}")
-    st.text(ds.systems[system][i] or "(empty)")
-    try:
-        from bertscore_viz.ui.explain_view import explain_pair, render_explanation
-    except ImportError:
-        st.info("The token-level view is not available in this build.")
-        return
+    ra, rb = comparison.results[a], comparison.results[b]
+    if a != b:
+        st.markdown(escape_markdown(
+            f"On this segment: {a} − {b} = F1 {diff[i]:+.4f} (P {ra.precision[i] - rb.precision[i]:+.4f}, "
+            f"R {ra.recall[i] - rb.recall[i]:+.4f})"))
+    from bertscore_viz.ui.explain_view import explain_pair, render_explanation
+
     if settings.rescale and not comparison.rescaled:
         settings = replace(settings, rescale=False)  # no baseline: raw numbers, as in the tables above
-    try:
-        explanation = explain_pair(settings, ds.systems[system][i], refs)
-    except BertScoreVizError as exc:
-        show_error(exc)
-        return
-    render_explanation(explanation, settings, key="compare")
+    # idf as the tables have it: from every reference of the dataset, not from this segment's alone
+    idf_sentences = [r for group in ds.references for r in group] if settings.idf else None
+    sides = [("A", a)] if a == b else [("A", a), ("B", b)]
+    cols = st.columns(len(sides))
+    for col, (tag, system) in zip(cols, sides):
+        res = comparison.results[system]
+        with col:
+            st.markdown(f"**{tag}: {escape_markdown(system)}** — P {res.precision[i]:.4f} · R "
+                        f"{res.recall[i]:.4f} · F1 {res.f1[i]:.4f}")
+            st.text(ds.systems[system][i] or "(empty)")
+            try:
+                explanation = explain_pair(settings, ds.systems[system][i], refs, idf_sentences)
+            except BertScoreVizError as exc:
+                show_error(exc)
+                continue
+            render_explanation(explanation, settings, key=f"compare_{tag.lower()}",
+                               max_width=None if len(sides) == 1 else 620)
 
 
 def _downloads_tab(ds, comparison, sig, table) -> None:
@@ -342,7 +437,60 @@ def _downloads_tab(ds, comparison, sig, table) -> None:
                        on_click="ignore", icon=":material/download:")
 
 
+def _precomputed(settings, data: bytes, fkey: str) -> None:
+    """A results Parquet (``score --ray``): scores read from the file, no model pass; the drill-down computes the
+    one segment it opens, at the file's model, layer and idf."""
+    try:
+        loaded = results_file.load_results(data, rescale=settings.rescale, max_bytes=results_file.MAX_UPLOAD_BYTES)
+    except BertScoreVizError as exc:
+        show_error(exc)
+        return
+    ds, comparison = loaded.dataset, loaded.comparison
+    st.info(f"Precomputed scores ({ds.n_segments:,} segments x {len(ds.systems)} systems), read from the file; "
+            "nothing is recomputed except the drill-down's one segment.", icon=":material/table_view:")
+    mismatch = results_file.settings_mismatch(loaded.info, resolve_model(settings.model).name,
+                                              settings.resolved_layer(), settings.idf)
+    for note in loaded.notes + ((mismatch,) if mismatch else ()):
+        st.warning(escape_markdown(note), icon=":material/warning:")
+    settings = replace(settings, **results_file.app_settings(loaded.info))
+    scale = "rescaled" if comparison.rescaled else "raw"
+    _show_results(ds, comparison, settings, fkey, scale)
+
+
+def _show_results(ds, comparison, settings, fkey: str, scale: str, problems=()) -> None:
+    """The answer, the system table and the tabs, for scores computed here or read from a results file."""
+    systems = comparison.systems  # by score, best first
+    correction = "holm" if st.session_state.get(f"cmp_holm_{fkey}") else None
+    fsig = compare.significance(comparison, systems[0], "F1", correction=correction)
+    _answer(comparison, fsig, scale)
+    st.toggle("Holm correction for multiple comparisons", key=f"cmp_holm_{fkey}",
+              help="Adjust every p value for the number of comparisons made (Holm's step-down method): the "
+                   "chance of calling any difference significant by luck stays under 5%.")
+    _show_problems(problems, ok=True)
+    table = compare.system_table(comparison, fsig)
+    st.subheader("Systems")
+    _system_tab(comparison, fsig, table)
+    tabs = st.tabs(TABS, key=TAB_KEY, on_change="rerun")
+    # Only the open tab runs (lazy tabs), and each tab's own widgets re-run only that tab (fragments).
+    if tabs[0].open:
+        with tabs[0]:
+            _significance_tab(comparison, fkey, systems, correction)
+    if tabs[1].open:
+        with tabs[1]:
+            _segments_tab(ds, comparison, fkey, systems)
+    if tabs[2].open:
+        with tabs[2]:
+            _charts_tab(ds, comparison, systems, fkey)
+    if tabs[3].open:
+        with tabs[3]:
+            _drilldown_tab(ds, comparison, settings, systems, fkey)
+    if tabs[4].open:
+        with tabs[4]:
+            _downloads_tab(ds, comparison, fsig, table)
+
+
 def main() -> None:
+    st.session_state["_run_id"] = st.session_state.get("_run_id", 0) + 1
     st.title("Compare systems")
     st.caption("Which system is better, by how much, is the difference real, and where do they differ — "
                "BERTScore P/R/F1 of every system against the same references.")
@@ -354,6 +502,9 @@ def main() -> None:
     name, data = source.get("name") or "upload", source.get("data") or b""
     fkey = upload.content_key(data)
     st.caption(f"File: {escape_markdown(name)} ({len(data):,} bytes)")
+    if results_file.is_results_file(name, data):
+        _precomputed(settings, data, fkey)
+        return
     table, read_problems = _read(data, name, fkey)
     if table is None:
         _show_problems(read_problems, ok=False)
@@ -371,27 +522,11 @@ def main() -> None:
         show_error(exc)
         return
     scale = "rescaled" if comparison.rescaled else "raw"
+    st.caption(_pass_note(key))
     if settings.rescale and comparison.note:
         st.warning(escape_markdown(comparison.note) + "\n\n**Showing raw numbers** (not rescaled).",
                    icon=":material/warning:")
-    systems = comparison.systems
-    fsig = compare.significance(comparison, systems[0], "F1")
-    _answer(comparison, fsig, scale)
-    _show_problems(problems, ok=True)
-    table = compare.system_table(comparison, fsig)
-    st.subheader("Systems")
-    _system_tab(comparison, fsig, table)
-    tabs = st.tabs(["Significance", "Segments", "Charts", "Drill-down", "Downloads"])
-    with tabs[0]:
-        sig = _significance_tab(comparison, fkey, systems)
-    with tabs[1]:
-        a, b = _segments_tab(ds, comparison, fkey, systems)
-    with tabs[2]:
-        _charts_tab(ds, comparison, systems, fkey)
-    with tabs[3]:
-        _drilldown_tab(ds, comparison, settings, systems, fkey, a, b)
-    with tabs[4]:
-        _downloads_tab(ds, comparison, sig, table)
+    _show_results(ds, comparison, settings, fkey, scale, problems)
 
 
 main()

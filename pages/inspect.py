@@ -43,6 +43,17 @@ def _on_example() -> None:
         _load_example(name)
 
 
+def _on_edit() -> None:
+    """Typed text is no longer the example: the picker stops naming it."""
+    name = st.session_state.get(f"{KEY}_example")
+    if name in EXAMPLES:
+        cand, refs = EXAMPLES[name]
+        n = st.session_state.get(f"{KEY}_n_refs", 1)
+        typed = (st.session_state.get(f"{KEY}_candidate"), [st.session_state.get(_ref_key(i)) for i in range(n)])
+        if typed != (cand, list(refs)):
+            st.session_state[f"{KEY}_example"] = None
+
+
 def _add_reference() -> None:
     n = st.session_state[f"{KEY}_n_refs"]
     st.session_state[_ref_key(n)] = ""
@@ -65,12 +76,13 @@ def _inputs() -> tuple[str, list[str]]:
     n = st.session_state[f"{KEY}_n_refs"]
     cols = st.columns(2)
     with cols[0]:
-        cand = st.text_area("Candidate", key=f"{KEY}_candidate", height=100,
+        cand = st.text_area("Candidate", key=f"{KEY}_candidate", height=100, on_change=_on_edit,
                             help="The text being evaluated (precision is over its tokens).")
     refs = []
     with cols[1]:
         for i in range(n):
             refs.append(st.text_area("Reference" if i == 0 else f"Reference {i + 1}", key=_ref_key(i),
+                                     on_change=_on_edit,
                                      height=100 if n == 1 else 68,
                                      help="What the candidate should say (recall is over its tokens)."))
         row = st.container(horizontal=True, gap="small")
@@ -93,6 +105,52 @@ def _validate(candidate: str, references: list[str]) -> str | None:
     return None
 
 
+IDF_PAIR = "The reference(s) of this pair"
+IDF_PASTED = "A pasted corpus"
+IDF_COMPARE = "The references of the Compare dataset"
+MAX_IDF_LINES = 50_000
+
+
+def _compare_references() -> list[str] | None:
+    """The references of the dataset loaded on the Compare page in this session, flattened (None if none)."""
+    cached = st.session_state.get("_compare_dataset")
+    if not cached or not getattr(cached[1], "ok", False):
+        return None
+    return [r for refs in cached[1].references for r in refs]
+
+
+def _idf_source(n_refs: int) -> tuple[list[str] | None, str]:
+    """Where idf comes from when it is on: the pair's references, a pasted corpus, or the Compare dataset.
+
+    Returns:
+        ``(sentences or None for the pair's references, a sentence saying where idf comes from)``.
+    """
+    compare_refs = _compare_references()
+    options = [IDF_PAIR, IDF_PASTED] + ([IDF_COMPARE] if compare_refs else [])
+    if st.session_state.get(f"{KEY}_idf_source") not in options:
+        st.session_state[f"{KEY}_idf_source"] = IDF_PASTED if n_refs == 1 and not compare_refs else \
+            (IDF_COMPARE if n_refs == 1 else IDF_PAIR)
+    with st.expander("idf: where the document frequencies come from", expanded=True, icon=":material/functions:"):
+        if n_refs == 1:
+            st.caption("With one reference, idf from the pair is degenerate: every reference token occurs in "
+                       "all (one) reference sentences, so its idf is log((1 + 1) / (1 + 1)) = 0, recall is "
+                       "undefined and F1 is 0. Take idf from a corpus: paste one, or use the references of the "
+                       "dataset loaded on the Compare page.")
+        source = st.radio("idf from", options, key=f"{KEY}_idf_source", horizontal=True)
+        if source == IDF_PASTED:
+            text = st.text_area("Corpus for idf (one sentence per line)", key=f"{KEY}_idf_corpus", height=120,
+                                placeholder="Paste the references of your test set, one per line.")
+            lines = [x.strip() for x in (text or "").splitlines() if x.strip()][:MAX_IDF_LINES]
+            if not lines:
+                st.info("Paste at least one sentence; until then idf comes from the pair's reference(s).",
+                        icon=":material/info:")
+                return None, "idf from the reference(s) of this pair"
+            return lines, f"idf from a pasted corpus of {len(lines):,} sentence(s)"
+        if source == IDF_COMPARE and compare_refs:
+            return compare_refs, f"idf from the {len(compare_refs):,} references of the Compare dataset"
+    return None, "idf from the reference(s) of this pair"
+
+
 def main() -> None:
     st.title("Inspect a pair")
     st.caption("Why did this pair score what it scored? Which candidate token matched which reference token, "
@@ -106,8 +164,11 @@ def main() -> None:
         return
     while len(references) > 1 and not references[-1].strip():
         references = references[:-1]  # a reference box just added and not filled yet
+    idf_sentences, idf_note = _idf_source(len(references)) if settings.idf else (None, "")
+    if settings.idf:
+        st.caption(idf_note + ".")
     try:
-        explanation, _ = explain_or_raw(settings, candidate, references)
+        explanation, _ = explain_or_raw(settings, candidate, references, idf_sentences)
     except BertScoreVizError as exc:
         show_error(exc)
         return

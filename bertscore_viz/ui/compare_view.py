@@ -28,23 +28,40 @@ def distribution_figure(comparison: Comparison, metric: str = "F1", max_points: 
     import plotly.graph_objects as go
 
     fig = go.Figure()
-    for name, scores in comparison.scores(metric).items():
+    scores_by = comparison.scores(metric)
+    for (name, scores), colour in zip(scores_by.items(), palette(len(scores_by))):
         idx = _sample(len(scores), max_points)
-        fig.add_trace(go.Box(y=scores[idx], name=_esc(name), boxmean=True, boxpoints="outliers"))
+        fig.add_trace(go.Box(y=scores[idx], name=_esc(name), boxmean=True, boxpoints="outliers",
+                             marker=dict(color=colour)))
     sampled = any(len(s) > max_points for s in comparison.scores(metric).values())
     fig.update_layout(title=f"{metric} per segment" + (f" (sample of {max_points:,} per system)" if sampled else ""),
                       yaxis_title=metric, showlegend=False, height=380, margin=dict(t=50, b=30, l=50, r=10))
     return fig
 
 
+def palette(n: int) -> list[str]:
+    """``n`` distinct colours: Plotly's 10 up to 10 systems, then Alphabet (26), then Dark24 + Light24 (48)."""
+    import plotly.colors as pc
+
+    q = pc.qualitative
+    for colours in (q.Plotly, q.Alphabet, q.Dark24 + q.Light24):
+        if n <= len(colours):
+            return list(colours[:n])
+    return [(q.Dark24 + q.Light24)[i % 48] for i in range(n)]
+
+
 def bucket_figure(buckets, metric: str = "F1"):
-    """Mean score per reference-length bucket, one line per system (segment counts on hover)."""
+    """Mean score per reference-length bucket, one line per system; each bucket's size in its label."""
     import plotly.graph_objects as go
 
     fig = go.Figure()
-    for name in dict.fromkeys(buckets["System"]):
+    names = list(dict.fromkeys(buckets["System"]))
+    colours = palette(len(names))
+    for name, colour in zip(names, colours):
         part = buckets[buckets["System"] == name]
-        fig.add_trace(go.Scatter(x=part["Bucket"], y=part[metric], name=_esc(name), mode="lines+markers",
+        labels = [f"{b} (n={n})" for b, n in zip(part["Bucket"], part["Segments"])]
+        fig.add_trace(go.Scatter(x=labels, y=part[metric], name=_esc(name), mode="lines+markers",
+                                 line=dict(color=colour), marker=dict(color=colour),
                                  customdata=part["Segments"],
                                  hovertemplate="%{x}<br>" + metric + " %{y:.4f}<br>%{customdata} segments"))
     fig.update_layout(title=f"{metric} by reference length", yaxis_title=f"mean {metric}",

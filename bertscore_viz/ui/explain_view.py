@@ -33,7 +33,7 @@ METRIC_HELP = {
 }
 
 
-def explain_pair(settings, candidate: str, references):
+def explain_pair(settings, candidate: str, references, idf_sentences: list[str] | None = None):
     """Explain a candidate against one reference (a string) or several (a list) with the cached scorer.
 
     A list of one reference gives a :class:`PairExplanation`, a longer list a
@@ -45,20 +45,20 @@ def explain_pair(settings, candidate: str, references):
             exists for the model and layer, ``InputError`` for bad input.
     """
     refs = [references] if isinstance(references, str) else list(references)
-    sc = cache.scorer(settings)
+    sc = cache.scorer(settings, idf_sentences=idf_sentences)
     return sc.explain(candidate, refs[0] if len(refs) == 1 else refs)
 
 
-def explain_or_raw(settings, candidate: str, references):
+def explain_or_raw(settings, candidate: str, references, idf_sentences: list[str] | None = None):
     """:func:`explain_pair`, falling back to raw scores when rescaling is on but no baseline exists.
 
     Returns:
         ``(explanation, baseline_error or None)``. Other engine errors are raised.
     """
     try:
-        return explain_pair(settings, candidate, references), None
+        return explain_pair(settings, candidate, references, idf_sentences), None
     except BaselineError as exc:
-        return explain_pair(replace(settings, rescale=False), candidate, references), exc
+        return explain_pair(replace(settings, rescale=False), candidate, references, idf_sentences), exc
 
 
 def _baseline_problem(settings) -> str | None:
@@ -144,24 +144,37 @@ def _token_tables(pair: PairExplanation, show_special: bool, merge: bool, key: s
 
 
 def _downloads(explanation, pair: PairExplanation, view: tuple[bool, bool], key: str) -> None:
-    """Figure (HTML; PNG only where a renderer is installed), token table (CSV), explanation (JSON).
+    """Figures (HTML, PNG, SVG), token table (CSV), explanation (JSON).
 
-    Built only when clicked; the figure at full size (every token), with the page's special/merge choices.
+    Built only when clicked; the figures at full size (every token), with the page's special/merge choices.
+    PNG and SVG come from matplotlib (installed with the app), the value printed in each heatmap cell.
     """
+    from .. import static_figures
+
     sig = str(pair.signature)
 
     def heatmap():
         return plots.heatmap_figure(pair, show_special=view[0], merge_words=view[1])
 
+    def alignment():
+        return plots.alignment_figure(pair, show_special=view[0], merge_words=view[1])
+
+    light = st.toggle("Light HTML (plotly.js from the internet)", key=f"{key}_html_light",
+                      help="A few kB instead of about 4.8 MB: the page loads plotly.js from its CDN when opened, so "
+                           "it needs internet access then. Off: plotly.js embedded, opens offline.")
     row = st.container(horizontal=True, gap="small", key=f"{key}_downloads")
-    png_note = "" if plots.png_available() else (" For a PNG, use the camera icon above the figure (this machine "
-                                                  "has no static image renderer).")
-    row.download_button("Heatmap (HTML)", data=lambda: plots.figure_html(heatmap()), file_name="heatmap.html",
-                        mime="text/html", key=f"{key}_dl_html", icon=":material/download:", on_click="ignore",
-                        help="Interactive figure; opens offline." + png_note)
-    if plots.png_available():
-        row.download_button("Heatmap (PNG)", data=lambda: plots.figure_png(heatmap()), file_name="heatmap.png",
-                            mime="image/png", key=f"{key}_dl_png", icon=":material/download:", on_click="ignore")
+    for name, build, image, stem in (("Heatmap", heatmap, static_figures.heatmap_image, "heatmap"),
+                                     ("Alignment", alignment, static_figures.alignment_image, "alignment")):
+        row.download_button(
+            f"{name} (HTML)", data=lambda b=build, n=name: plots.figure_html(b(), f"BERTScore {n.lower()}", pair,
+                                                                             light=light),
+            file_name=f"{stem}.html", mime="text/html", key=f"{key}_dl_{stem}_html", icon=":material/download:",
+            on_click="ignore", help="Interactive figure with the texts, scores and signature.")
+        for fmt, mime in (("png", "image/png"), ("svg", "image/svg+xml")):
+            row.download_button(
+                f"{name} ({fmt.upper()})", data=lambda im=image, f=fmt: im(pair, f, show_special=view[0]),
+                file_name=f"{stem}.{fmt}", mime=mime, key=f"{key}_dl_{stem}_{fmt}", icon=":material/download:",
+                on_click="ignore")
     row.download_button(
         "Token table (CSV)", data=lambda: export.safe_csv(explain_table.token_table(pair, "both"), sig),
         file_name="tokens.csv", mime="text/csv", key=f"{key}_dl_csv", icon=":material/download:",
@@ -173,14 +186,17 @@ def _downloads(explanation, pair: PairExplanation, view: tuple[bool, bool], key:
         help="Tokens, similarity matrix, best matches, scores, baselines, warnings and signature.")
 
 
-def render_explanation(explanation: PairExplanation | MultiReferenceExplanation, settings, key: str) -> None:
+def render_explanation(explanation: PairExplanation | MultiReferenceExplanation, settings, key: str,
+                       max_width: int | None = None) -> None:
     """Draw an explanation (every widget key starts with ``key``).
 
     Args:
         explanation: from :func:`explain_pair` or ``Scorer.explain``.
         settings: the sidebar's settings (for the rescaling message and the default of special tokens).
         key: prefix of every widget key, unique on the page.
+        max_width: widest figure in pixels (default :data:`MAX_WIDTH`; narrower in side-by-side columns).
     """
+    max_width = MAX_WIDTH if max_width is None else int(max_width)
     _scores_header(explanation, settings)
     show_warnings(explanation.warnings)
     if isinstance(explanation, MultiReferenceExplanation) and len(explanation.pairs) == 1:
@@ -204,7 +220,7 @@ def render_explanation(explanation: PairExplanation | MultiReferenceExplanation,
                              help="CLS and SEP have weight 0 but take part in the matching: a token may match one.")
     merge = c2.toggle("Merge word pieces", value=False, key=f"{key}_merge_words",
                       help="Label words instead of pieces (pieces stay on hover and in the cells).")
-    heatmap = plots.heatmap_figure(pair, show_special=show_special, merge_words=merge, max_width=MAX_WIDTH,
+    heatmap = plots.heatmap_figure(pair, show_special=show_special, merge_words=merge, max_width=max_width,
                                    max_height=MAX_HEIGHT)
     tab_map, tab_align, tab_table = st.tabs(["Heatmap", "Alignment", "Token table"])
     with tab_map:
@@ -224,7 +240,7 @@ def render_explanation(explanation: PairExplanation | MultiReferenceExplanation,
         st.caption("Lines link each token to its best match, coloured by similarity (blue high, red low); "
                    "the weakest fifth of each side's matches are labelled in red. Hover a token for its match "
                    "and contribution.")
-        align = plots.alignment_figure(pair, show_special=show_special, merge_words=merge, max_width=MAX_WIDTH)
+        align = plots.alignment_figure(pair, show_special=show_special, merge_words=merge, max_width=max_width)
         if align.layout.meta["windowed"]:
             st.caption("Long pair: showing the first tokens; drag sideways to follow the sentences.")
         _chart(align, f"{key}_alignment")

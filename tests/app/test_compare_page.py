@@ -18,7 +18,16 @@ SYSTEMS = ["paraphrase", "literal", "drops_content", "errors"]
 EXAMPLE_KEY = content_key((ROOT / "bertscore_viz" / "examples" / "systems_example.csv").read_bytes())
 
 
-def _page(data: bytes | None = None, name: str = "upload.csv", settings: Settings | None = None) -> AppTest:
+def _tab(at: AppTest, name: str) -> AppTest:
+    """Open a tab of the results (only the open tab runs), as a click on it does."""
+    at.session_state["cmp_tab"] = name
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _page(data: bytes | None = None, name: str = "upload.csv", settings: Settings | None = None,
+          tab: str | None = None) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
     at.run()
     at.switch_page(str(ROOT / "pages" / "compare.py"))
@@ -26,6 +35,8 @@ def _page(data: bytes | None = None, name: str = "upload.csv", settings: Setting
         at.session_state["settings"] = settings
     if data is not None:
         at.session_state["compare_input"] = {"name": name, "data": data}
+    if tab is not None:
+        at.session_state["cmp_tab"] = tab
     at.run()
     assert not at.exception, at.exception
     return at
@@ -69,20 +80,31 @@ def test_example_answers_first_and_lists_every_system(example):
     table = _frame_with(at, "Rank")
     assert sorted(table["System"]) == sorted(SYSTEMS) and list(table["Rank"]) == [1, 2, 3, 4]
     assert "★ best" in list(table["Best"])
+    assert list(table["System"]) == ["literal", "errors", "drops_content", "paraphrase"]  # by F1
+    text = _texts(at)
+    assert "3 comparison(s) against the baseline and 6 pairwise" in text
+    assert "literal is better than errors on F1: literal − errors = +" in text.replace("\\", "")
+    _tab(at, "Segments")
     segments = _frame_with(at, "F1 · literal")
     assert len(segments) == 30
     assert any("all-MiniLM-L6-v2_L4_no-idf" in c.value for c in at.code)
-    text = _texts(at)
-    assert "seed 12345" in text and "is better than" in text
+    assert "seed 12345" in _texts(at)
 
 
 def test_example_drill_down_shows_the_pair(example):
-    at = example
-    drill_sys = at.selectbox(key=f"cmp_drill_sys_{EXAMPLE_KEY}")
-    assert drill_sys.value == "paraphrase"
-    captions = " ".join(c.value for c in at.caption)
-    assert "Output of paraphrase: P " in captions
-    assert "Precision" in [m.label for m in at.metric]  # the Inspect view of the pair (explain_view)
+    at = _tab(example, "Drill-down")
+    assert at.selectbox(key=f"cmp_a_{EXAMPLE_KEY}").value == "literal"  # default A/B: the two best
+    assert at.selectbox(key=f"cmp_b_{EXAMPLE_KEY}").value == "errors"
+    md = " ".join(m.value for m in at.markdown)
+    assert "**A: literal** — P " in md and "**B: errors** — P " in md
+    assert [m.label for m in at.metric].count("Precision") == 2  # both pairs explained side by side
+    # A/B chosen once applies to every tab that uses them; the drill-down follows.
+    at.selectbox(key=f"cmp_b_{EXAMPLE_KEY}").set_value("paraphrase").run()
+    assert "**B: paraphrase** — P " in " ".join(m.value for m in at.markdown)
+    _tab(at, "Segments")
+    assert at.selectbox(key=f"cmp_b_{EXAMPLE_KEY}").value == "paraphrase"
+    assert "F1 literal − paraphrase" in _frame_with(at, "F1 · literal").columns
+    at.selectbox(key=f"cmp_b_{EXAMPLE_KEY}").set_value("errors").run()
 
 
 def test_toggling_idf_and_layer_reuses_the_model_pass(example):
@@ -109,7 +131,7 @@ def test_rescaling_without_baseline_shows_the_message_and_raw_numbers(example):
 
 
 def test_segment_search(example):
-    at = example
+    at = _tab(example, "Segments")
     at.text_input(key=f"cmp_query_{EXAMPLE_KEY}").set_value("frog").run()
     assert not at.exception
     assert list(_frame_with(at, "F1 · literal")["Segment"]) == ["s07"]
@@ -138,7 +160,7 @@ def test_file_without_reference_column_opens_the_mapping():
 def test_partly_bad_file_scores_the_good_rows_and_lists_the_rest():
     data = (b"reference,A,B\nThe cat sat.,A cat sat.,The cat sits.\nRain fell.,,It rained.\n"
             b"Too,many,cells,here\nThe sun shone.,Sun shone.,The sun was out.\n")
-    at = _page(data)
+    at = _page(data, tab="Segments")
     problems = _frame_with(at, "Problem")
     assert sorted(problems["Row"].dropna().astype(int)) == [3, 4]
     assert any("good rows are scored" in w.value for w in at.warning)
@@ -173,9 +195,10 @@ def test_large_file_pages_the_drill_down_and_samples_charts():
     w.writerow(rows[0])
     for i in range(2100):
         w.writerow([f"x{i}"] + rows[1 + i % 30][1:])
-    at = _page(buf.getvalue().encode("utf-8"))
+    at = _page(buf.getvalue().encode("utf-8"), tab="Segments")
     assert at.success and "Best: literal" in at.success[0].value
     assert len(_frame_with(at, "F1 · literal")) == 2100
+    _tab(at, "Drill-down")
     assert at.number_input(key=f"cmp_drill_pos_{content_key(buf.getvalue().encode('utf-8'))}").value >= 1
 
 
@@ -185,7 +208,7 @@ def test_large_file_pages_the_drill_down_and_samples_charts():
                   b'{"system": "B", "candidate": "A cat sat.", "reference": "The cat sat.", "source": "Le chat."}\n'),
 ])
 def test_one_system_and_identical_systems(name, data):
-    at = _page(data, name)
+    at = _page(data, name, tab="Drill-down")
     assert at.info and ("Only one system" in at.info[0].value or "tied with B" in at.info[0].value)
     if name.endswith(".jsonl"):
         assert any(t.value == "Le chat." for t in at.text)  # the source, in the drill-down

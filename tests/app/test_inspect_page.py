@@ -165,7 +165,12 @@ def test_rescale_within_a_session(engine):
 def test_missing_baseline_gives_the_engines_message_and_raw_numbers(engine):
     # a language without a baseline for this model: the engine's message says how to compute one
     lang = next(x for x in LANGS if not shipped_baseline_path(x, MODEL).is_file())
+    # The sidebar offers only languages with a baseline when rescaling: a language without one moves to one that
+    # has it, and the numbers are rescaled.
     at = run_app(rescale=True, lang=lang)
+    assert not at.exception and at.session_state["settings"].lang == "en"
+    # The page alone (settings from elsewhere, e.g. a bookmarked state): the engine's message, raw numbers.
+    at = run_page(Settings(rescale=True, lang=lang))
     assert not at.exception
     errors = " ".join(e.value for e in at.error)
     assert "No rescaling baseline" in errors and "baseline" in errors and "raw" in errors

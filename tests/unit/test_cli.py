@@ -175,3 +175,24 @@ def test_module_entry_point_subprocess(files):
                            files["short"]], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
     assert proc.returncode == 2
     assert "Expected as many lines" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("text, is_path", [
+    ("a.txt", True), ("data/refs", True), ("test.de-en.ref", True), ("C:\\refs", True), ("x.jsonl", True),
+    ("The cat sat.", False), ("Hello.", False), ("cat", False), ("e.g. this", False), ("", False),
+])
+def test_the_rule_for_missing_files(text, is_path):
+    from bertscore_viz.cli import looks_like_path
+
+    assert looks_like_path(text) is is_path
+
+
+def test_missing_files_exit_non_zero_with_a_clear_error(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["score", "-c", "a.txt", "-r", "b.txt"]) != 0
+    err = capsys.readouterr().err
+    assert "the candidate file a.txt does not exist; the reference file b.txt does not exist" in err
+    assert "Traceback" not in err
+    (tmp_path / "a.txt").write_text("The cat sat.\n", encoding="utf-8")
+    assert main(["score", "-c", "a.txt", "-r", "refs/b.txt"]) != 0
+    assert "No such file: the reference file refs/b.txt does not exist" in capsys.readouterr().err

@@ -113,6 +113,9 @@ def test_system_table_ranks_marks_best_and_intervals(scorer, run):
     head = compare.headline(comparison, sig)
     assert head["best"] == "literal" and head["significant"] and head["p"] == pytest.approx(1 / 1001)
     assert head["sentence"].startswith("literal is better than")
+    assert f"literal − {head['runner_up']} = +{head['margin']:.4f}" in head["sentence"]
+    assert list(table["System"]) == list(sig.systems) == comparison.systems  # one rank order everywhere
+    assert list(table["Cluster"]) == [s.cluster for s in sig.standings] and table.loc[0, "Wins"] >= 1
 
 
 def test_segment_table_search_and_sort_by_difference(scorer, run, dataset):
@@ -126,6 +129,9 @@ def test_segment_table_search_and_sort_by_difference(scorer, run, dataset):
     diffs = np.abs(ranked[col].to_numpy())
     assert np.all(diffs[:-1] >= diffs[1:])
     np.testing.assert_allclose(ranked[col], ranked["F1 · literal"] - ranked["F1 · drops_content"])
+    first = int(ranked.index[0])  # the index is the position in the dataset, after sorting too
+    assert ranked.iloc[0]["Segment"] == dataset.segment_ids[first]
+    assert ranked.iloc[0]["Reference"] == dataset.references[first][0]
     found = compare.filter_segments(frame, "FROG")
     assert list(found["Segment"]) == ["s07"]
     assert len(compare.filter_segments(frame, "(.*")) == 0  # plain text, not a regular expression
@@ -189,3 +195,21 @@ def test_figures_sample_large_inputs_and_escape_names(scorer, run, dataset):
     sig = compare.significance(comparison)
     assert compare_view.pvalue_figure(sig).data[0].z.shape == (4, 4)
     assert len(compare_view.bucket_figure(compare.length_buckets(dataset, comparison)).data) == 4
+
+
+def test_without_segment_ids_only_the_row_is_shown(scorer):
+    ds = upload.parse_upload(b"reference,A,B\nThe cat sat.,A cat sat.,The cat sits.\nIt rained.,Rain.,It rained.\n")
+    comparison = compare.results_for(scorer, compare.score_dataset(scorer, ds), 4, False)
+    frame = compare.segment_table(ds, comparison)
+    assert "Segment" not in frame.columns and list(frame["Row"]) == ds.rows
+    assert len(compare.filter_segments(frame, "rained")) == 1
+
+
+def test_sixteen_systems_get_sixteen_colours_and_buckets_show_their_size(scorer, run, dataset):
+    from bertscore_viz.ui import compare_view
+
+    assert len(set(compare_view.palette(16))) == 16 and len(set(compare_view.palette(40))) == 40
+    comparison = compare.results_for(scorer, run[0], 4, False)
+    fig = compare_view.bucket_figure(compare.length_buckets(dataset, comparison))
+    assert all("(n=" in x for x in fig.data[0].x)
+    assert len({t.line.color for t in fig.data}) == 4

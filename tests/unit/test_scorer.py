@@ -23,7 +23,7 @@ from bertscore_viz import (BaselineError, ModelError, MultiReferenceExplanation,
 from bertscore_viz.encoder import CACHE, EmbeddingCache, Encoder
 from bertscore_viz.models import BUNDLED_MODEL_NAME, bundled_model_path, resolve_model
 
-DATA = Path(os.environ.get("BERTSCORE_VIZ_DATA") or Path(__file__).resolve().parents[3] / "shared" / "data") \
+DATA = Path(os.environ.get("BERTSCORE_VIZ_DATA") or Path(__file__).resolve().parents[2] / "data") \
     / "wmt16-da-to-english"
 
 CANDS = ["The cat sat on the mat.", "A quick brown fox jumps over the lazy dog.",
@@ -147,7 +147,7 @@ def test_truncated_forward_equals_full_hidden_states(s4, reference_model, depth)
     enc = s4.encoder
     texts = ["The cat sat on the mat.", "A much longer sentence, with commas, to force padding in the batch!", "Hi"]
     ids = [t.ids for t in enc.encode(texts)]
-    got = enc._forward(ids, depth)
+    got = enc._forward(ids, range(depth + 1))
     width = max(len(x) for x in ids)
     inp = torch.zeros((len(ids), width), dtype=torch.long)
     mask = torch.zeros((len(ids), width), dtype=torch.long)
@@ -157,11 +157,12 @@ def test_truncated_forward_equals_full_hidden_states(s4, reference_model, depth)
     with torch.inference_mode():
         hidden = reference_model(input_ids=inp, attention_mask=mask, output_hidden_states=True).hidden_states
     for i, x in enumerate(ids):
-        assert got[i].shape == (depth + 1, len(x), 384)
+        assert len(got[i]) == depth + 1
         for layer in range(depth + 1):
+            assert tuple(got[i][layer].shape) == (len(x), 384)
             h = hidden[layer][i, :len(x)].numpy()
             h = h / np.linalg.norm(h, axis=-1, keepdims=True)
-            np.testing.assert_allclose(got[i][layer], h, atol=1e-5)
+            np.testing.assert_allclose(got[i][layer].numpy(), h, atol=1e-5)
 
 
 # --- explain() agrees with score() ------------------------------------------------------------------------------
@@ -311,7 +312,7 @@ def test_match_all_layers_in_one_pass_then_result_for_free(s4, counter):
     cands, refs = _wmt_pairs(8, "tr-en", 40)
     CACHE.clear()
     stats = s4.match(cands, refs, layers="all")
-    assert counter.calls == 1  # 16 short sentences fit in one batch
+    assert counter.rows == len(set(cands) | set(refs))  # every sentence once (batches split by length)
     assert stats.layers == tuple(range(7))
     counter.reset()
     per_layer = {layer: s4.result(stats, layer=layer) for layer in range(7)}
@@ -492,4 +493,17 @@ def test_cache_bound_follows_the_environment_or_physical_memory(monkeypatch):
     cache = EmbeddingCache(max_bytes=3000)
     for i in range(5):
         cache.put(("m", i), np.zeros(250, dtype=np.float32))  # 1000 bytes each
-    assert len(cache) == 3 and cache.nbytes == 3000 and cache.get(("m", 0), 1) is None
+    assert len(cache) == 3 and cache.nbytes == 3000 and cache.get(("m", 0)) is None
+
+
+def test_explain_with_the_corpus_idf_equals_the_corpus_score():
+    """The Compare page's drill-down explains one segment with idf from every reference of the dataset
+    (``idf_sentences``): its numbers are the table's numbers for that segment."""
+    cands, refs = _wmt_pairs(12)
+    table = Scorer(layer=4, idf=True).score(cands, refs)
+    sc = Scorer(layer=4, idf_sentences=list(refs))
+    for i in (0, 5, 11):
+        pair = sc.explain(cands[i], refs[i])
+        assert abs(pair.f1 - table.f1[i]) < 1e-6 and abs(pair.precision - table.precision[i]) < 1e-6
+    alone = Scorer(layer=4, idf=True).explain(cands[5], refs[5])  # idf from the pair alone: degenerate
+    assert abs(alone.f1 - table.f1[5]) > 1e-3

@@ -5,7 +5,8 @@ import pytest
 from sacrebleu import significance as sb
 
 from bertscore_viz import significance as sig
-from bertscore_viz.significance import analyse, bootstrap_means, describe, percentile_ci
+from bertscore_viz.significance import (analyse, bootstrap_means, clusters, describe, holm, natural_key,
+                                       percentile_ci, rank_order)
 
 
 @pytest.fixture(scope="module")
@@ -23,8 +24,9 @@ def data():
 def test_identical_systems_are_not_significantly_different(data):
     res = analyse({"A": data["A"], "A copy": data["A copy"]})
     (r,) = res.versus_baseline
+    assert res.baseline == "A"  # tied means: natural name order, "A" before "A copy"
     assert r.p == 1.0 and not r.significant()
-    assert r.sentence() == "A copy and A are not significantly different on F1 (p = 1.000)"
+    assert r.sentence() == "A copy and A are not significantly different on F1: A copy − A = +0.0000 (p = 1.000)"
 
 
 def test_clearly_better_system_gets_the_smallest_p(data):
@@ -32,13 +34,17 @@ def test_clearly_better_system_gets_the_smallest_p(data):
     (r,) = res.versus_baseline
     assert r.p == pytest.approx(1 / 1001) and r.p_one_sided == pytest.approx(1 / 1001)
     assert r.difference > 0.07
-    assert r.sentence() == "B is better than A on F1 (p = 0.001)"
+    d = data["B"].mean() - data["A"].mean()
+    assert r.sentence() == f"B is better than A on F1: B − A = +{d:.4f} (p = 0.001)"
 
 
-def test_the_sentence_names_the_better_system_whichever_is_baseline(data):
+def test_the_sentence_names_the_better_system_first_and_its_difference_is_positive(data):
+    d = data["B"].mean() - data["A"].mean()
     res = analyse({"B": data["B"], "A": data["A"]}, baseline="B")
-    assert res.versus_baseline[0].sentence("F1") == "B is better than A on F1 (p = 0.001)"
-    assert res.versus_baseline[0].p_one_sided == pytest.approx(1.0)
+    (r,) = res.versus_baseline
+    assert r.system == "A" and r.difference == pytest.approx(-d)
+    assert r.sentence("F1") == f"B is better than A on F1: B − A = +{d:.4f} (p = 0.001)"
+    assert r.p_one_sided == pytest.approx(1.0)
 
 
 def test_same_level_systems_get_a_large_p(data):
@@ -135,10 +141,96 @@ def test_percentile_ci_uses_sacrebleus_indices():
     assert percentile_ci(samples) == (25.0, 974.0)
 
 
-def test_describe_formats():
-    assert describe("B", "A", 0.9, 0.8, 0.002) == "B is better than A on F1 (p = 0.002)"
-    assert describe("B", "A", 0.7, 0.8, 0.01, "R") == "A is better than B on R (p = 0.010)"
-    assert describe("B", "A", 0.80, 0.81, 0.4) == "B and A are not significantly different on F1 (p = 0.400)"
+@pytest.mark.parametrize("args, expected", [
+    (("B", "A", 0.9, 0.8, 0.002), "B is better than A on F1: B − A = +0.1000 (p = 0.002)"),
+    (("B", "A", 0.7, 0.8, 0.01, "R"), "A is better than B on R: A − B = +0.1000 (p = 0.010)"),
+    (("B", "A", 0.80, 0.81, 0.4), "B and A are not significantly different on F1: B − A = -0.0100 (p = 0.400)"),
+    (("M17", "M0", 0.50, 0.532, 0.001), "M0 is better than M17 on F1: M0 − M17 = +0.0320 (p = 0.001)"),
+    (("B", "A", 0.9, 0.8, 0.03, "F1", 0.05, "holm"),
+     "B is better than A on F1: B − A = +0.1000 (p = 0.030, Holm-adjusted)"),
+    (("B", "A", 0.9, 0.8, 0.03, "F1", 0.01), "B and A are not significantly different on F1: B − A = +0.1000 "
+                                              "(p = 0.030)"),
+])
+def test_describe_states_the_difference_with_the_sign_of_the_names_as_written(args, expected):
+    assert describe(*args) == expected
+
+
+def test_natural_sort_and_rank_order():
+    assert sorted(["M10", "M2", "M1", "M0", "m11"], key=natural_key) == ["M0", "M1", "M2", "M10", "m11"]
+    assert sorted(["sys-b", "sys-a10", "sys-a9"], key=natural_key) == ["sys-a9", "sys-a10", "sys-b"]
+    means = {"M10": 0.5, "M2": 0.5, "M1": 0.7, "M3": float("nan"), "M0": 0.4}
+    assert rank_order(means) == ["M1", "M2", "M10", "M0", "M3"]
+
+
+@pytest.mark.parametrize("p, expected", [
+    ([0.01, 0.04, 0.03], [0.03, 0.06, 0.06]),  # 0.01*3; 0.03*2; 0.04*1 raised to 0.06 (monotone)
+    ([0.5, 0.001], [0.5, 0.002]),
+    ([0.6, 0.7], [1.0, 1.0]),                 # 0.6*2 capped at 1
+    ([0.02], [0.02]),
+    ([], []),
+])
+def test_holm_by_hand(p, expected):
+    assert holm(p) == pytest.approx(expected)
+
+
+def _matrix(names, pairs):
+    k = len(names)
+    m = np.ones((k, k))
+    for (a, b), p in pairs.items():
+        i, j = names.index(a), names.index(b)
+        m[i, j] = m[j, i] = p
+    return m
+
+
+def test_clusters_group_systems_not_separated_and_count_wins():
+    # A and C differ significantly though each is tied with B: one cluster {A, B, C} (not separable), D below.
+    names = ["D", "C", "B", "A"]  # any order in: ordered by score out
+    means = {"A": 0.9, "B": 0.85, "C": 0.8, "D": 0.5}
+    m = _matrix(names, {("A", "B"): 0.3, ("A", "C"): 0.01, ("B", "C"): 0.2, ("A", "D"): 0.001,
+                        ("B", "D"): 0.001, ("C", "D"): 0.001})
+    cl, standing = clusters(names, means, m)
+    assert [c.systems for c in cl] == [("A", "B", "C"), ("D",)]
+    assert [(s.system, s.cluster, s.wins, s.losses, s.rank_low, s.rank_high) for s in standing] == [
+        ("A", 1, 2, 0, 1, 2), ("B", 1, 1, 0, 1, 3), ("C", 1, 1, 1, 2, 3), ("D", 2, 0, 3, 4, 4)]
+
+
+def test_clusters_split_where_every_upper_system_beats_every_lower_one():
+    names = ["A", "B", "C", "D"]
+    means = {"A": 0.9, "B": 0.89, "C": 0.7, "D": 0.69}
+    m = _matrix(names, {("A", "B"): 0.5, ("A", "C"): 0.001, ("A", "D"): 0.001, ("B", "C"): 0.04,
+                        ("B", "D"): 0.001, ("C", "D"): 0.6})
+    cl, _ = clusters(names, means, m)
+    assert [c.systems for c in cl] == [("A", "B"), ("C", "D")]
+    cl, _ = clusters(names, means, m, alpha=0.01)  # B vs C no longer significant: one group
+    assert [c.systems for c in cl] == [("A", "B", "C", "D")]
+
+
+def test_analyse_orders_by_score_defaults_to_the_top_and_counts_comparisons(data):
+    res = analyse({"A": data["A"], "A noisy": data["A noisy"], "B": data["B"]})
+    assert res.systems[0] == "B" and res.baseline == "B"
+    assert [i.system for i in res.intervals] == list(res.systems)
+    assert res.n_baseline_comparisons == 2 and res.n_pairwise_comparisons == 3
+    assert "2 comparison(s) against the baseline and 3 pairwise" in res.comparisons_note()
+    assert res.clusters[0].systems == ("B",) and res.standing("B").wins == 2
+    for r in res.versus_baseline:
+        assert r.sentence().startswith("B is better than")
+        assert "B − " + r.system + " = +" in r.sentence()
+
+
+def test_holm_option_adjusts_each_family(data):
+    plain = analyse({"A": data["A"], "A noisy": data["A noisy"], "B": data["B"]}, baseline="A")
+    holm_res = analyse({"A": data["A"], "A noisy": data["A noisy"], "B": data["B"]}, baseline="A",
+                       correction="holm")
+    np.testing.assert_allclose(holm_res.matrix_raw, plain.matrix)
+    iu = np.triu_indices(3, 1)
+    np.testing.assert_allclose(holm_res.matrix[iu], holm(plain.matrix[iu]))
+    raw = [r.p for r in plain.versus_baseline]
+    assert [r.p for r in holm_res.versus_baseline] == pytest.approx(list(holm(raw)))
+    assert [r.p_raw for r in holm_res.versus_baseline] == pytest.approx(raw)
+    assert all("Holm-adjusted" in r.sentence() for r in holm_res.versus_baseline)
+    assert "Holm's correction" in holm_res.comparisons_note()
+    with pytest.raises(ValueError, match="Unknown correction"):
+        analyse({"A": data["A"]}, correction="bonferroni")
 
 
 def test_unequal_lengths_and_unknown_baseline_are_errors():

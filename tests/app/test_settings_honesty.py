@@ -1,0 +1,19 @@
+"""The sidebar's signature is that of the numbers shown; with rescaling, only languages with a baseline."""
+
+from bertscore_viz.baseline import languages_with_baseline
+from bertscore_viz.ui import cache
+from bertscore_viz.ui.settings import Settings
+
+
+def test_languages_with_a_baseline_for_the_model():
+    assert languages_with_baseline("all-MiniLM-L6-v2") == ["en"]
+    multi = languages_with_baseline("bert-base-multilingual-cased")
+    assert multi[0] == "en" and {"de", "zh", "cs"} <= set(multi)
+    assert languages_with_baseline("no-such-model") == []
+
+
+def test_signature_drops_rescaled_when_no_baseline_exists():
+    assert cache.signature_text(Settings(rescale=True, lang="en")).endswith("-rescaled")
+    raw = cache.signature_text(Settings(rescale=True, lang="de"))  # no German baseline for the bundled model
+    assert "rescaled" not in raw
+    assert raw == cache.signature_text(Settings(rescale=False, lang="de"))
