@@ -2,6 +2,9 @@
 #   CPU (default):  docker build -t bertscore-viz .
 #   CUDA:           docker build --build-arg TORCH_VARIANT=cu126 -t bertscore-viz:cuda .
 #   run:            docker run -p 8501:8501 bertscore-viz        (add --gpus all for the CUDA image)
+#   limits:         docker run -p 8501:8501 -e BERTSCORE_VIZ_MAX_JOBS=1 -v bsv-baselines:/var/lib/bertscore-viz \
+#                     -e BERTSCORE_VIZ_BASELINE_DIR=/var/lib/bertscore-viz/baselines bertscore-viz
+#   every setting:  docs/DEPLOY.md (environment variables, or a [bertscore_viz] table in .streamlit/secrets.toml)
 FROM python:3.11-slim
 
 # Which PyTorch build: "cpu", or a CUDA tag of the PyTorch wheel index (cu126, cu128, ...).
@@ -15,7 +18,22 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     HF_HUB_OFFLINE=1 \
     TRANSFORMERS_OFFLINE=1
 
-RUN useradd --create-home --uid 10001 --shell /usr/sbin/nologin app
+# What a browser user may do (docs/DEPLOY.md). The defaults: only the bundled model (and catalog models installed
+# in the image), no typed directories or hub names, no downloads, 2 models in memory, 2 large scoring jobs at once
+# (others queue), 50 MB and 200,000 rows per file, 500 MB per session, baselines kept only in the session.
+ENV BERTSCORE_VIZ_MODELS="" \
+    BERTSCORE_VIZ_ALLOW_CUSTOM_MODELS=0 \
+    BERTSCORE_VIZ_ALLOW_DOWNLOADS=0 \
+    BERTSCORE_VIZ_MAX_MODELS=2 \
+    BERTSCORE_VIZ_MAX_JOBS=2 \
+    BERTSCORE_VIZ_UPLOAD_MB=50 \
+    BERTSCORE_VIZ_UPLOAD_ROWS=200000 \
+    BERTSCORE_VIZ_SESSION_UPLOAD_MB=500 \
+    BERTSCORE_VIZ_BASELINE_DIR="" \
+    STREAMLIT_SERVER_MAX_UPLOAD_SIZE=50
+
+RUN useradd --create-home --uid 10001 --shell /usr/sbin/nologin app \
+ && mkdir -p /var/lib/bertscore-viz/baselines && chown -R app /var/lib/bertscore-viz
 WORKDIR /app
 
 # Dependencies first (a layer that survives code changes). torch from the PyTorch index of the chosen variant.
@@ -34,4 +52,6 @@ EXPOSE 8501
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
   CMD python -c "import urllib.request; urllib.request.urlopen('http://localhost:8501/_stcore/health', timeout=4)" || exit 1
 
+# The settings are checked (and printed to the log) before the server starts: a bad value stops the container.
+ENTRYPOINT ["python", "-m", "bertscore_viz.deploy", "--exec"]
 CMD ["streamlit", "run", "app.py", "--server.port=8501", "--server.address=0.0.0.0"]

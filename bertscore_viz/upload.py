@@ -218,9 +218,15 @@ def _read_delimited(text: str, filename: str | None, max_rows: int) -> tuple[Tab
     except (StopIteration, csv.Error) as exc:
         return None, [Problem(1, None, f"The header row cannot be read ({exc}).")]
     header = [h.strip() for h in header]
+    raw_width = len(header)
+    if not any(header):
+        return None, [Problem(1, None, f"The header row (row 1) has {raw_width} cell(s) but no column names. The "
+                                       "first row must name the columns, e.g. reference,system_a,system_b (wide) or "
+                                       "system,candidate,reference (long).")]
     while header and header[-1] == "" and len(header) > 1:
         header.pop()  # a trailing delimiter on the header line
     width = len(header)
+    trimmed = (f" named column(s) (its last {raw_width - width} cell(s) are empty)" if raw_width > width else "")
     rows: list[tuple] = []
     numbers: list[int] = []
     prev_line = reader.line_num
@@ -233,7 +239,7 @@ def _read_delimited(text: str, filename: str | None, max_rows: int) -> tuple[Tab
             if len(cells) > width and not any(c.strip() for c in cells[width:]):
                 cells = cells[:width]
             if len(cells) != width:
-                problems.append(Problem(row, None, f"Row {row} has {len(cells)} cells but the header has {width}; "
+                problems.append(Problem(row, None, f"Row {row} has {len(cells)} cells but the header has {width}{trimmed}; "
                                                    "the row is left out. Check for an unquoted delimiter "
                                                    f"({_delim_name(delim)}) inside a cell."))
                 continue

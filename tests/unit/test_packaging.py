@@ -70,3 +70,28 @@ def test_readme_opens_with_the_two_fresh_machine_commands_and_ci_runs_the_second
 def test_dockerignore_keeps_the_local_venv_out():
     ignored = (ROOT / ".dockerignore").read_text(encoding="utf-8").split()
     assert ".venv" in ignored and ".git" in ignored
+
+
+def test_image_checks_the_deployment_settings_before_serving():
+    import json
+    import subprocess
+    import sys
+
+    (entry,) = _instructions("ENTRYPOINT")
+    assert json.loads(entry) == ["python", "-m", "bertscore_viz.deploy", "--exec"]
+    env_names = " ".join(_instructions("ENV"))
+    for name in ("MODELS", "ALLOW_CUSTOM_MODELS", "ALLOW_DOWNLOADS", "MAX_MODELS", "MAX_JOBS", "UPLOAD_MB",
+                 "UPLOAD_ROWS", "SESSION_UPLOAD_MB", "BASELINE_DIR"):
+        assert f"BERTSCORE_VIZ_{name}=" in env_names
+    ok = subprocess.run([sys.executable, "-m", "bertscore_viz.deploy", "--exec", sys.executable, "-c",
+                         "print('served')"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert ok.returncode == 0 and ok.stdout.rstrip().endswith("served") and "BERTSCORE_VIZ_MAX_JOBS = 2" in ok.stdout
+    bad = subprocess.run([sys.executable, "-m", "bertscore_viz.deploy", "--exec", "true"], capture_output=True,
+                         text=True, cwd=ROOT, timeout=120,
+                         env=dict(__import__("os").environ, BERTSCORE_VIZ_MAX_JOBS="0"))
+    assert bad.returncode == 2 and "BERTSCORE_VIZ_MAX_JOBS must be at least 1" in bad.stderr
+
+
+def test_docker_context_leaves_out_data_and_secrets():
+    ignored = (ROOT / ".dockerignore").read_text(encoding="utf-8").split()
+    assert "data" in ignored and ".streamlit/secrets.toml" in ignored

@@ -249,3 +249,18 @@ def test_every_problem_listed_with_rows_and_good_rows_kept():
 def test_content_key_depends_on_bytes():
     assert upload.content_key(b"a") != upload.content_key(b"b")
     assert upload.content_key(b"a") == upload.content_key(b"a")
+
+
+def test_a_header_of_empty_cells_says_it_has_no_names():
+    ds = parse_upload(_csv(",,\na,b,c"))
+    assert not ds.ok
+    assert _messages(ds) == ["The header row (row 1) has 3 cell(s) but no column names. The first row must name "
+                             "the columns, e.g. reference,system_a,system_b (wide) or system,candidate,reference "
+                             "(long)."]
+
+
+def test_a_ragged_row_under_a_header_with_empty_trailing_cells_counts_both():
+    table, problems = upload.read_table(_csv("reference,A,,\nr1,a1,x,y\nr2,a2"), "x.csv")
+    assert table.columns == ("reference", "A") and table.row_numbers == (3,)
+    assert "Row 2 has 4 cells but the header has 2 named column(s) (its last 2 cell(s) are empty)" \
+        in problems[0].problem
