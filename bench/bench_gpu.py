@@ -92,7 +92,7 @@ def main() -> None:
             torch.cuda.synchronize()
 
     def run_theirs():
-        f = theirs.score(cands, refs)[2].numpy()
+        f = theirs.score(cands, refs)[2].cpu().numpy()
         sync()
         return f
 

@@ -112,7 +112,7 @@ def main() -> None:
                         out.sum().backward()
                     total += time.perf_counter() - t
                     if kind == "loss-fwd" and r == 0:
-                        f_loss.append(1 - out.numpy())
+                        f_loss.append(1 - out.detach().cpu().numpy())
                 return total
 
             runs = [("score", run_score), ("loss", lambda: run_loss("loss")),

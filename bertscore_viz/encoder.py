@@ -37,7 +37,8 @@ FALLBACK_MAX_LENGTH = 512
 
 def default_cache_bytes() -> int:
     """The embedding cache's bound: ``BERTSCORE_VIZ_CACHE_MB`` when set, else a sixth of physical memory, between
-    1 and 4 GiB (on CUDA at most a quarter of the device's memory, as the cache then lives there). A sentence costs
+    1 and 4 GiB; the entries a CUDA encoder keeps on its device are also bounded by a quarter of the device's
+    memory (:meth:`EmbeddingCache.limit_device`), without lowering this bound for CPU entries. A sentence costs
     tokens x hidden x 4 bytes per layer kept: 123 kB for 30 tokens at layer 17 of roberta-large (one layer), about
     230 kB at layer 4 of the bundled model (layers 0-4, as it is small): 4 GiB keeps tens of thousands."""
     env = os.environ.get("BERTSCORE_VIZ_CACHE_MB")
@@ -86,45 +87,116 @@ class EmbeddingCache:
     layer 17 of a 24-layer model caches one layer, not 18. The model sees only the ids, so texts that tokenize
     alike (case variants under an uncased model, different outer whitespace) share one entry. Values are float32
     torch tensors ``(n_tokens, dim)`` of L2-normalised token vectors on the encoder's device (CUDA memory when
-    the encoder runs there); numpy arrays are accepted too (only ``nbytes`` is used).
+    the encoder runs there); numpy arrays are accepted too (only ``nbytes`` and ``device`` are used).
+
+    Two bounds, both enforced at once when lowered (not at the next put): ``max_bytes`` over every entry, and an
+    optional bound per device (:meth:`limit_device`) over the entries that live there, so that a CUDA encoder keeps
+    its device-resident vectors to a share of the device's memory without shrinking what CPU encoders may cache.
+    Eviction is least recently used, within the device for a device bound.
     """
 
     def __init__(self, max_bytes: int = DEFAULT_CACHE_BYTES):
-        self.max_bytes = int(max_bytes)
-        self._data: OrderedDict[tuple, object] = OrderedDict()
-        self._bytes = 0
         self._lock = threading.Lock()
+        self._data: OrderedDict[tuple, tuple[object, str, int]] = OrderedDict()  # key -> (value, device, bytes)
+        self._by_device: dict[str, OrderedDict[tuple, None]] = {}  # device -> its keys, least recently used first
+        self._device_bytes: dict[str, int] = {}
+        self._device_limits: dict[str, int] = {}
+        self._bytes = 0
+        self._max_bytes = int(max_bytes)
         self.hits = 0
         self.misses = 0
+
+    @property
+    def max_bytes(self) -> int:
+        """The bound over every entry; setting a lower one evicts at once."""
+        return self._max_bytes
+
+    @max_bytes.setter
+    def max_bytes(self, value: int) -> None:
+        with self._lock:
+            self._max_bytes = int(value)
+            self._evict()
+
+    def limit_device(self, device: str, max_bytes: int | None) -> None:
+        """Bound the bytes of the entries on ``device`` (e.g. ``"cuda:0"``, as ``str(tensor.device)``); None removes
+        the bound. Evicts that device's least recently used entries at once when over it."""
+        with self._lock:
+            if max_bytes is None:
+                self._device_limits.pop(device, None)
+            else:
+                self._device_limits[device] = int(max_bytes)
+            self._evict()
+
+    def device_limit(self, device: str) -> int | None:
+        """The bound of ``device``'s entries, None when only ``max_bytes`` applies."""
+        return self._device_limits.get(device)
+
+    @property
+    def device_limits(self) -> dict[str, int]:
+        return dict(self._device_limits)
+
+    def device_nbytes(self, device: str) -> int:
+        """Bytes held by the entries on ``device``."""
+        return self._device_bytes.get(device, 0)
 
     def get(self, key: tuple):
         """The cached value, or None."""
         with self._lock:
-            value = self._data.get(key)
-            if value is None:
+            entry = self._data.get(key)
+            if entry is None:
                 self.misses += 1
                 return None
             self._data.move_to_end(key)
+            self._by_device[entry[1]].move_to_end(key)
             self.hits += 1
-            return value
+            return entry[0]
 
     def put(self, key: tuple, value) -> None:
         size = int(value.nbytes)
-        if size > self.max_bytes:
+        device = _device_of(value)
+        limit = self._device_limits.get(device)
+        if size > self._max_bytes or (limit is not None and size > limit):
             return
         with self._lock:
-            old = self._data.pop(key, None)
-            if old is not None:
-                self._bytes -= int(old.nbytes)
-            self._data[key] = value
+            self._pop(key)
+            self._data[key] = (value, device, size)
+            self._by_device.setdefault(device, OrderedDict())[key] = None
+            self._device_bytes[device] = self._device_bytes.get(device, 0) + size
             self._bytes += size
-            while self._bytes > self.max_bytes and self._data:
-                _, evicted = self._data.popitem(last=False)
-                self._bytes -= int(evicted.nbytes)
+            self._evict()
+
+    def remove_encoder(self, encoder_key: tuple) -> int:
+        """Drop every entry of one encoder (keys ``(encoder_key, ...)``); the number of entries dropped."""
+        with self._lock:
+            keys = [k for k in self._data if k and k[0] == encoder_key]
+            for k in keys:
+                self._pop(k)
+            return len(keys)
+
+    def _pop(self, key: tuple) -> None:
+        """Remove one entry if present (lock held)."""
+        entry = self._data.pop(key, None)
+        if entry is None:
+            return
+        _, device, size = entry
+        del self._by_device[device][key]
+        self._device_bytes[device] -= size
+        self._bytes -= size
+
+    def _evict(self) -> None:
+        """Least recently used entries out until both bounds hold (lock held)."""
+        for device, limit in self._device_limits.items():
+            order = self._by_device.get(device)
+            while order and self._device_bytes.get(device, 0) > limit:
+                self._pop(next(iter(order)))
+        while self._bytes > self._max_bytes and self._data:
+            self._pop(next(iter(self._data)))
 
     def clear(self) -> None:
         with self._lock:
             self._data.clear()
+            self._by_device.clear()
+            self._device_bytes.clear()
             self._bytes = 0
             self.hits = self.misses = 0
 
@@ -134,6 +206,12 @@ class EmbeddingCache:
 
     def __len__(self) -> int:
         return len(self._data)
+
+
+def _device_of(value) -> str:
+    """Where a cached value lives: ``str(tensor.device)`` (``"cuda:0"``), ``"cpu"`` for numpy arrays."""
+    device = getattr(value, "device", None)
+    return "cpu" if device is None else str(device)
 
 
 #: The process-wide embedding cache.
@@ -211,9 +289,14 @@ class Encoder:
         self._local = threading.local()
         self.cache = cache if cache is not None else CACHE
         if self.device.startswith("cuda") and not os.environ.get("BERTSCORE_VIZ_CACHE_MB"):
-            # The cache then holds device tensors: keep it to a quarter of the device's memory by default.
-            total = torch.cuda.get_device_properties(torch.device(self.device)).total_memory
-            self.cache.max_bytes = min(self.cache.max_bytes, total // 4)
+            # The cache then holds device tensors: by default, the entries on this device are kept to a quarter of
+            # its memory (evicted at once if over it); entries elsewhere (CPU encoders) keep the cache's own bound.
+            dev = torch.device(self.device)
+            if dev.index is None:
+                dev = torch.device("cuda", torch.cuda.current_device())
+            quarter = torch.cuda.get_device_properties(dev).total_memory // 4
+            current = self.cache.device_limit(str(dev))
+            self.cache.limit_device(str(dev), quarter if current is None else min(current, quarter))
         self.transformers_version = transformers.__version__
         transformers.utils.logging.set_verbosity_error()
         transformers.utils.logging.disable_progress_bar()
@@ -285,7 +368,10 @@ class Encoder:
         """Within the block, this thread embeds with a fresh, private cache: what it computes does not depend on
         what was embedded before (a forward pass rounds a sentence differently by a few 1e-8 in another batch), so
         a computation split into blocks gives the same bits in one process or spread over workers."""
-        self._local.cache = EmbeddingCache(self._shared_cache.max_bytes)
+        private = EmbeddingCache(self._shared_cache.max_bytes)
+        for device, limit in self._shared_cache.device_limits.items():
+            private.limit_device(device, limit)
+        self._local.cache = private
         try:
             yield
         finally:
@@ -525,6 +611,10 @@ def _install_hidden_state_hooks(model) -> bool | None:
 
 #: Seconds to wait for the hub before calling it unreachable (a name lookup plus a TCP connection).
 HUB_PROBE_SECONDS = 2.0
+#: Seconds a probe's answer is reused: an app rerun, or another load, within this time does not probe again.
+HUB_PROBE_TTL = 60.0
+_HUB_PROBES: dict[tuple[str, int], tuple[float, bool]] = {}
+_HUB_PROBES_LOCK = threading.Lock()
 
 
 def _hub_in_cache(source: str) -> bool:
@@ -537,20 +627,47 @@ def _hub_in_cache(source: str) -> bool:
         return False
 
 
-def hub_reachable(timeout: float = HUB_PROBE_SECONDS) -> bool:
-    """Whether the hub's host answers a TCP connection within ``timeout`` seconds (name lookup included).
-
-    Run in a daemon thread: a name lookup is not bounded by socket timeouts, and an offline machine may
-    otherwise hang in it. ``HF_HUB_OFFLINE=1`` means no.
-    """
-    import os
-    import socket
+def hub_probe_target() -> tuple[str, int, bool]:
+    """``(host, port, via_proxy)``: where the hub is reached first, the hub itself (``HF_ENDPOINT``, default
+    huggingface.co) or the proxy the environment routes it through (``HTTPS_PROXY`` / ``HTTP_PROXY`` /
+    ``ALL_PROXY``, upper or lower case, unless ``NO_PROXY`` exempts the hub's host), as huggingface_hub's HTTP
+    client does. Credentials in a proxy URL are never part of the answer."""
+    import urllib.request
     from urllib.parse import urlparse
 
+    url = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
+    scheme = url.scheme or "https"
+    host, port = url.hostname or "huggingface.co", url.port or (443 if scheme == "https" else 80)
+    proxies = urllib.request.getproxies_environment()
+    proxy = proxies.get(scheme) or proxies.get("all")
+    if proxy and not urllib.request.proxy_bypass_environment(host, proxies):
+        p = urlparse(proxy if "://" in proxy else f"http://{proxy}")
+        if p.hostname:
+            default = {"https": 443, "socks5": 1080, "socks5h": 1080, "socks4": 1080}.get(p.scheme, 80)
+            return p.hostname, p.port or default, True
+    return host, port, False
+
+
+def hub_reachable(timeout: float = HUB_PROBE_SECONDS) -> bool:
+    """Whether the hub (or the proxy in front of it, :func:`hub_probe_target`) answers a TCP connection within
+    ``timeout`` seconds, name lookup included. ``HF_HUB_OFFLINE=1`` means no.
+
+    Run in a daemon thread: a name lookup is not bounded by socket timeouts, and an offline machine may otherwise
+    hang in it. The answer, yes or no, is reused for :data:`HUB_PROBE_TTL` seconds per target, so that each rerun
+    of the app with an unreachable hub name does not wait again. Through a proxy only the proxy is probed: whether
+    it can reach the hub is then up to huggingface_hub's own timeouts.
+    """
     if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
         return False
-    url = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
-    host, port = url.hostname or "huggingface.co", url.port or (443 if url.scheme == "https" else 80)
+    import socket
+    import time
+
+    host, port, _ = hub_probe_target()
+    now = time.monotonic()
+    with _HUB_PROBES_LOCK:
+        seen = _HUB_PROBES.get((host, port))
+    if seen is not None and now - seen[0] < HUB_PROBE_TTL:
+        return seen[1]
     result = [False]
 
     def probe() -> None:
@@ -563,6 +680,8 @@ def hub_reachable(timeout: float = HUB_PROBE_SECONDS) -> bool:
     t = threading.Thread(target=probe, daemon=True)
     t.start()
     t.join(timeout)
+    with _HUB_PROBES_LOCK:
+        _HUB_PROBES[(host, port)] = (time.monotonic(), result[0])
     return result[0]
 
 
@@ -572,10 +691,13 @@ def _hub_kwargs(spec: ModelSpec) -> dict:
     if _hub_in_cache(spec.source):
         return {"local_files_only": True}
     if not hub_reachable():
+        host, port, via_proxy = hub_probe_target()
+        what = f"the proxy {host}:{port} (from HTTPS_PROXY/HTTP_PROXY)" if via_proxy else f"{host}:{port}"
         raise ModelError(
             f"Could not load model {spec.name!r}: it is not in the Hugging Face cache and the hub cannot be "
-            f"reached (no answer within {HUB_PROBE_SECONDS:g} s; offline?). Connect to the internet, copy the "
-            "model into a local directory and give its path, or use the bundled model 'all-MiniLM-L6-v2'.")
+            f"reached ({what} did not answer within {HUB_PROBE_SECONDS:g} s; offline?). Connect to the internet, "
+            "copy the model into a local directory and give its path, or use the bundled model "
+            "'all-MiniLM-L6-v2'.")
     return {}
 
 
@@ -609,7 +731,9 @@ def loaded_encoders() -> Iterable[Encoder]:
 
 
 def release_encoder(enc: Encoder) -> None:
-    """Forget a loaded encoder (its memory is freed once no job uses it); the next use loads it again."""
+    """Forget a loaded encoder and drop its cached vectors (its memory is freed once no job uses it; device memory
+    too, for a CUDA encoder); the next use loads it again."""
     with _ENCODERS_LOCK:
         for key in [k for k, v in _ENCODERS.items() if v is enc]:
             del _ENCODERS[key]
+    enc._shared_cache.remove_encoder(enc.key)

@@ -61,19 +61,37 @@ def gumbel_softmax(logits: torch.Tensor, tau: float = 1.0, hard: bool = False, d
         tau: temperature; lower is closer to one-hot (and noisier gradients).
         hard: return a one-hot sample in the forward pass with the soft sample's gradient (straight-through).
         dim: the vocabulary axis.
-        generator: a ``torch.Generator`` for reproducible noise.
+        generator: a ``torch.Generator`` for reproducible noise, on the logits' device (a CUDA generator for
+            CUDA logits: ``torch.Generator(device=logits.device)``).
 
     Returns:
         ``(..., V)`` probabilities (one-hot when ``hard``), differentiable with respect to ``logits``.
+
+    Raises:
+        InputError: ``tau <= 0``, or a generator on another device than the logits.
     """
     if not tau > 0:
         raise InputError(f"tau must be positive, got {tau}.")
+    if generator is not None and not _same_device(torch.device(generator.device), logits.device):
+        raise InputError(f"The generator is on {generator.device} but the logits are on {logits.device}: torch draws "
+                         "the noise on the generator's device. Create it there: "
+                         "torch.Generator(device=logits.device).manual_seed(seed).")
     u = torch.rand(logits.shape, dtype=logits.dtype, device=logits.device, generator=generator)
     tiny = torch.finfo(logits.dtype).tiny
     exponential = -torch.log(u.clamp_min(tiny))  # Exp(1) noise, > 0
     gumbel = -torch.log(exponential.clamp_min(tiny))
     soft = torch.softmax((logits + gumbel) / tau, dim=dim)
     return _straight_through(soft, dim) if hard else soft
+
+
+def _same_device(a: torch.device, b: torch.device) -> bool:
+    """Same device, an unset CUDA index meaning the current device."""
+    if a.type != b.type:
+        return False
+    if a.type == "cuda":
+        current = torch.cuda.current_device() if torch.cuda.is_available() else 0
+        return (current if a.index is None else a.index) == (current if b.index is None else b.index)
+    return a.index is None or b.index is None or a.index == b.index
 
 
 def _straight_through(soft: torch.Tensor, dim: int) -> torch.Tensor:
@@ -88,15 +106,31 @@ def straight_through_one_hot(logits: torch.Tensor, dim: int = -1) -> torch.Tenso
     return _straight_through(torch.softmax(logits, dim=dim), dim)
 
 
-def _right_padded(mask: torch.Tensor) -> torch.Tensor:
+def _right_padded(mask: torch.Tensor, what: str = "attention mask") -> torch.Tensor:
     """Lengths of a right-padded ``(b, t)`` mask; InputError when real positions follow padding."""
     lengths = mask.sum(dim=1)
     expected = torch.arange(mask.shape[1], device=mask.device)[None, :] < lengths[:, None]
     if not torch.equal(expected, mask):
         rows = torch.nonzero((expected != mask).any(dim=1)).flatten().tolist()
-        raise InputError(f"The attention mask must be right-padded (1s then 0s in each row), but rows {rows[:10]} "
+        raise InputError(f"The {what} must be right-padded (1s then 0s in each row), but rows {rows[:10]} "
                          "have real positions after padding. Pad on the right (tokenizer padding_side='right').")
     return lengths
+
+
+def _id_to_token(vocabulary) -> list:
+    """``tokens[i]`` = the token of id ``i`` (None for an unused id) of a tokenizer (``get_vocab()``), a mapping
+    token -> id, or a sequence of tokens in id order."""
+    if hasattr(vocabulary, "get_vocab"):
+        vocabulary = vocabulary.get_vocab()
+    if isinstance(vocabulary, dict):
+        out: list = [None] * (max(vocabulary.values(), default=-1) + 1)
+        for token, i in vocabulary.items():
+            out[int(i)] = token
+        return out
+    if isinstance(vocabulary, (list, tuple)):
+        return list(vocabulary)
+    raise InputError(f"generator_tokenizer must be a tokenizer, a mapping token -> id or a list of tokens, got "
+                     f"{type(vocabulary).__name__}.")
 
 
 class BERTScoreLoss(torch.nn.Module):
@@ -106,11 +140,19 @@ class BERTScoreLoss(torch.nn.Module):
     ``train_scorer=True``, and it always runs without dropout (BERTScore is a deterministic metric).
 
     Args:
-        model, layer, idf, idf_sentences, rescale_with_baseline, lang, baseline_path, device: as for
-            :class:`~bertscore_viz.Scorer` (default: the bundled all-MiniLM-L6-v2 at its layer 4, no idf, raw).
+        model, layer, idf, idf_sentences, rescale_with_baseline, lang, baseline_path, baseline_table, device: as
+            for :class:`~bertscore_viz.Scorer` (default: the bundled all-MiniLM-L6-v2 at its layer 4, no idf, raw).
             With ``idf`` and no ``idf_sentences``, idf comes from the references of each call, as in
             ``Scorer.score``; for training, fixed ``idf_sentences`` (e.g. the training references) are usually
-            what you want.
+            what you want. ``device`` is where the loss starts: ``loss.to(device)`` / ``.cuda()`` move it later
+            (:meth:`_apply`), and scores come back on the candidates' device.
+        batch_size, token_budget: as for ``Scorer``, for the forward batches of the references (the candidates
+            are one batch: the caller's).
+        precision: ``"fp32"`` (default, exact), ``"bf16"`` or ``"fp16"`` (CUDA only), as for ``Scorer``: the
+            scorer's forward runs under ``torch.autocast`` in that precision. Unlike ``Scorer``, which converts the
+            model's weights, the weights stay float32 (the shared model, or the trained copy: its optimiser steps
+            need float32), which is how mixed-precision training is done; the numbers then differ from the exact
+            ones by about 1e-2, as Scorer's do.
         temperature: None (default) for the exact greedy maximum, the score you report; a positive value uses
             the smooth maximum ``t * logsumexp(sim / t)`` (denser gradients, slightly higher numbers).
         metric: ``"f1"`` (default), ``"precision"`` or ``"recall"``.
@@ -122,6 +164,9 @@ class BERTScoreLoss(torch.nn.Module):
             adds the tokenizer's special tokens around them; False: they already include them.
         dtype: ``torch.float32`` (default, the exact scoring precision) or ``torch.float64`` (gradient checks).
         reference_cache_bytes: bound of the cache of reference embeddings (frozen scorer only).
+        generator_tokenizer: the generator's tokenizer (or its vocabulary: a mapping token -> id, or a list of
+            tokens in id order), checked here against the scorer's, id by id: a generator whose ids mean other
+            tokens would be scored as gibberish without any error, as sizes alone cannot tell.
 
     Raises:
         ModelError, BaselineError, InputError: for options that cannot work, before any data is seen.
@@ -138,8 +183,10 @@ class BERTScoreLoss(torch.nn.Module):
                  lang: str = "en", baseline_path: str | None = None, device: str | None = None,
                  temperature: float | None = None, metric: str = "f1", reduction: str = "mean",
                  train_scorer: bool = False, add_special_tokens: bool = True, dtype: torch.dtype = torch.float32,
-                 reference_cache_bytes: int = 256 * 2**20):
+                 reference_cache_bytes: int = 256 * 2**20, precision: str = "fp32", batch_size: int = 64,
+                 token_budget: int = REFERENCE_TOKEN_BUDGET, baseline_table=None, generator_tokenizer=None):
         super().__init__()
+        from .encoder import PRECISIONS
         from .scorer import Scorer  # options, defaults, idf and baselines exactly as in scoring
 
         if metric not in METRICS:
@@ -150,20 +197,37 @@ class BERTScoreLoss(torch.nn.Module):
             raise InputError(f"temperature must be positive, or None for the exact maximum; got {temperature}.")
         if dtype not in (torch.float32, torch.float64):
             raise InputError(f"dtype must be torch.float32 or torch.float64, got {dtype}.")
+        if precision not in PRECISIONS:
+            raise InputError(f"Unknown precision {precision!r}. Expected one of {', '.join(PRECISIONS)}.")
+        if precision != "fp32" and dtype != torch.float32:
+            raise InputError(f"precision={precision!r} runs the forward in reduced precision; it cannot go with "
+                             "dtype=torch.float64 (exact gradient checks). Choose one.")
+        if batch_size < 1 or token_budget < 1:
+            raise InputError(f"batch_size and token_budget must be at least 1, got {batch_size} and {token_budget}.")
+        # The scorer's model is the shared fp32 one: reduced precision is applied by autocast in _hidden.
         self.scorer = Scorer(model=model, layer=layer, idf=idf, idf_sentences=idf_sentences,
                              rescale_with_baseline=rescale_with_baseline, lang=lang, baseline_path=baseline_path,
-                             device=device)
+                             device=device, batch_size=batch_size, token_budget=token_budget,
+                             baseline_table=baseline_table)
         enc = self.scorer.encoder  # loads the model (or reuses the process-wide one) and checks the layer
+        if precision == "fp16" and not enc.device.startswith("cuda"):
+            raise InputError("precision='fp16' needs a CUDA device; on the CPU use precision='bf16' (or the exact "
+                             "'fp32').")
         self.encoder = enc
         self.layer = self.scorer.layer
-        self.device = torch.device(enc.device)
+        self.device = torch.zeros(0, device=enc.device).device  # with its index ("cuda:0"), as tensors report it
         self.dtype = dtype
+        self.precision = precision
+        self.batch_size = int(batch_size)
+        self.token_budget = int(token_budget)
         self.temperature = temperature
         self.metric = metric
         self.reduction = reduction
         self.train_scorer = bool(train_scorer)
         self.add_special_tokens = bool(add_special_tokens)
         self.reference_cache_bytes = int(reference_cache_bytes)
+        # A copy of the model that is not a submodule (float64, frozen): moved by _apply, not by Module.
+        object.__setattr__(self, "_own_model", None)
         if self.train_scorer or dtype != torch.float32:
             # Training or converting the process-wide model would change every Scorer's numbers: use a copy.
             own = copy.deepcopy(enc.model).to(dtype=dtype)
@@ -171,6 +235,8 @@ class BERTScoreLoss(torch.nn.Module):
             own.requires_grad_(self.train_scorer)
             if self.train_scorer:
                 self.scorer_model = own  # a submodule: its parameters appear in self.parameters()
+            else:
+                object.__setattr__(self, "_own_model", own)
             base = own
         else:
             # Share the encoder's model (no second copy in memory). Not registered as a submodule, so that a
@@ -178,19 +244,19 @@ class BERTScoreLoss(torch.nn.Module):
             # it under inference_mode only).
             base = enc.model
             base.requires_grad_(False)
-        # The model cut after the requested layer, as the scorer runs it (parameters shared with ``base``).
-        object.__setattr__(self, "_net", _truncated_view(base, max(self.layer, 1)) or base)
-        # (V, H); kept out of the module's parameters (with train_scorer it is already one, in scorer_model).
-        object.__setattr__(self, "_embedding_matrix", base.get_input_embeddings().weight)
+        self._use_model(base)
         self.vocab_size, self.hidden_size = (int(x) for x in self._embedding_matrix.shape)
         self._prefix, self._suffix = self._special_layout()
         self.special_ids = frozenset(enc.special_ids)
-        self._uniform = torch.ones(self.vocab_size, dtype=dtype, device=self.device)
-        special = [i for i in self.special_ids if i < self.vocab_size]
-        self._uniform[special] = 0
-        self._fixed_idf: torch.Tensor | None = None
-        self.baseline = None if self.scorer.baseline is None else torch.as_tensor(
-            np.asarray(self.scorer.baseline, dtype=np.float64), dtype=dtype, device=self.device)
+        if generator_tokenizer is not None:
+            self.check_vocabulary(generator_tokenizer)
+        # Buffers (not saved in the state dict): .to() / .cuda() move them with the module.
+        uniform = torch.ones(self.vocab_size, dtype=dtype, device=self.device)
+        uniform[[i for i in self.special_ids if i < self.vocab_size]] = 0
+        self.register_buffer("_uniform", uniform, persistent=False)
+        self.register_buffer("_fixed_idf", None, persistent=False)
+        self.register_buffer("baseline", None if self.scorer.baseline is None else torch.as_tensor(
+            np.asarray(self.scorer.baseline, dtype=np.float64), dtype=dtype, device=self.device), persistent=False)
         self._ref_cache: OrderedDict[bytes, torch.Tensor] = OrderedDict()
         self._ref_cache_bytes = 0
 
@@ -205,6 +271,76 @@ class BERTScoreLoss(torch.nn.Module):
                 return full[:start], full[start + len(content):]
         raise ModelError(f"Cannot tell where {self.scorer.spec.name!r}'s tokenizer puts its special tokens "
                          f"({full} around {content}); pass inputs that include them and add_special_tokens=False.")
+
+    def _use_model(self, base: torch.nn.Module) -> None:
+        """Score with ``base``: the view cut after the requested layer, as the scorer runs it (parameters shared),
+        and its input embedding matrix ``(V, H)``, kept out of the module's parameters (with train_scorer it is
+        already one, in scorer_model)."""
+        object.__setattr__(self, "_net", _truncated_view(base, max(self.layer, 1)) or base)
+        object.__setattr__(self, "_embedding_matrix", base.get_input_embeddings().weight)
+
+    def _apply(self, fn, recurse: bool = True):
+        """What ``.to()``, ``.cuda()``, ``.cpu()`` run: moves the buffers (and a trained scorer, a submodule) as
+        for any module, and then the rest to the new device: the shared model is replaced by the process-wide
+        encoder on that device (loaded once, as for a ``Scorer`` there; the model on the old device stays for
+        the Scorers using it), a float64 copy is moved, the reference cache is emptied (it is re-filled there).
+
+        Raises:
+            InputError: a conversion of the dtype (``.half()``, ``.double()``, ``.to(dtype)``): the dtype and
+                the forward precision are options of the constructor.
+        """
+        probe = fn(torch.zeros(1, dtype=self.dtype, device=self.device))
+        if probe.dtype != self.dtype:
+            raise InputError(f"BERTScoreLoss computes in {self.dtype}; converting it to {probe.dtype} "
+                             "(.half(), .double(), .to(dtype)) is not supported. Build it with "
+                             "BERTScoreLoss(dtype=torch.float64) for float64, or precision='bf16' / 'fp16' for a "
+                             "reduced-precision forward.")
+        out = super()._apply(fn, recurse)
+        if probe.device != self.device:
+            self._move_to(probe.device)
+        return out
+
+    def _move_to(self, device: torch.device) -> None:
+        if self.train_scorer:
+            base = self.scorer_model  # moved by Module._apply
+        elif self._own_model is not None:
+            base = self._own_model.to(device)
+        else:
+            enc = _shared_encoder(self.scorer.spec, device)
+            if self.layer > enc.num_layers:  # cannot happen for the same model; kept as the Scorer checks it
+                raise ModelError(f"Layer {self.layer} does not exist in {self.scorer.spec.name}.")
+            self.scorer.device = str(device)
+            self.scorer._encoder = enc
+            self.encoder = enc
+            base = enc.model
+            base.requires_grad_(False)
+        self.device = device
+        self._use_model(base)
+        self.clear_cache()
+
+    def check_vocabulary(self, generator_tokenizer) -> None:
+        """InputError unless the generator's vocabulary gives every id the scorer's token.
+
+        Args:
+            generator_tokenizer: a tokenizer (``get_vocab()``), a mapping token -> id, or a list of tokens.
+        """
+        theirs = _id_to_token(generator_tokenizer)
+        ours = _id_to_token(self.encoder.tokenizer)
+        bad = [i for i in range(min(len(theirs), len(ours))) if theirs[i] != ours[i]]
+        if not bad and len(theirs) == len(ours):
+            return
+        parts = []
+        if bad:
+            shown = "; ".join(f"id {i} is {theirs[i]!r} for the generator and {ours[i]!r} for the scorer"
+                              for i in bad[:3])
+            parts.append(f"{len(bad)} id(s) differ, first {shown}" + (" ..." if len(bad) > 3 else ""))
+        if len(theirs) != len(ours):
+            parts.append(f"the generator has {len(theirs)} ids and the scorer {len(ours)}")
+        raise InputError(
+            f"The generator's vocabulary is not the scorer's ({self.scorer.spec.name!r}): {'; '.join(parts)}. "
+            "Its token ids would be scored as other words. Train the generator with the scorer's tokenizer, map "
+            "its distribution onto the scorer's vocabulary (probs @ a (generator V, scorer V) matrix), or build the "
+            "loss with a scorer model that shares the generator's tokenizer (model=...).")
 
     def train(self, mode: bool = True):
         """Sets the training flag as usual but keeps the scorer without dropout."""
@@ -283,13 +419,19 @@ class BERTScoreLoss(torch.nn.Module):
         if width > self.encoder.max_length:
             raise InputError(f"A sequence of {width} positions (special tokens included) is longer than the "
                              f"model's maximum of {self.encoder.max_length}. Truncate the candidates or references.")
-        out = self._net(input_ids=input_ids, inputs_embeds=inputs_embeds, attention_mask=attention_mask,
-                        output_hidden_states=True)
-        return ops.normalize(out.hidden_states[self.layer], eps=1e-12)
+        reduced = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(self.precision)
+        with torch.autocast(self.device.type, dtype=reduced or torch.float32, enabled=reduced is not None):
+            out = self._net(input_ids=input_ids, inputs_embeds=inputs_embeds, attention_mask=attention_mask,
+                            output_hidden_states=True)
+        return ops.normalize(out.hidden_states[self.layer].to(self.dtype), eps=1e-12)
 
     # --- references -------------------------------------------------------------------------------------------
-    def _reference_ids(self, references, batch: int) -> tuple[list[np.ndarray], list[tuple[int, int]]]:
-        """Flattened reference id arrays (specials included) and each candidate's ``(start, end)`` rows."""
+    def _reference_ids(self, references, batch: int, reference_mask: torch.Tensor | None = None
+                       ) -> tuple[list[np.ndarray], list[tuple[int, int]]]:
+        """Flattened reference id arrays (specials included) and each candidate's ``(start, end)`` rows.
+
+        Ids given by the caller must not hold the tokenizer's padding id (it would be scored as a word): a padded
+        ``(b, t)`` tensor comes with ``reference_mask``, which cuts each row to its real tokens."""
         if isinstance(references, str):
             raise InputError(f"Expected a list of references, got a single string {shorten(references)}. "
                              f"Wrap it in a list: [{shorten(references)}].")
@@ -298,7 +440,17 @@ class BERTScoreLoss(torch.nn.Module):
                                                               torch.bfloat16):
                 raise InputError(f"Reference ids must be an integer tensor (batch, tokens), got "
                                  f"{references.dtype} of shape {tuple(references.shape)}.")
-            references = [row for row in references]
+            if reference_mask is not None:
+                if tuple(reference_mask.shape) != tuple(references.shape):
+                    raise InputError(f"reference_mask has shape {tuple(reference_mask.shape)}, expected "
+                                     f"{tuple(references.shape)} like the reference ids.")
+                lengths = _right_padded(reference_mask.bool(), "reference mask").tolist()
+                references = [row[:n] for row, n in zip(references, lengths)]
+            else:
+                references = [row for row in references]
+        elif reference_mask is not None:
+            raise InputError("reference_mask goes with references given as one padded (batch, tokens) tensor of "
+                             "ids; texts and lists of 1-D id sequences need no mask.")
         refs = list(references)
         if len(refs) != batch:
             raise InputError(f"Expected as many references as candidates, got {batch} candidates and {len(refs)} "
@@ -323,6 +475,14 @@ class BERTScoreLoss(torch.nn.Module):
                 raise InputError(f"Reference {k} is {type(r).__name__} {shorten(r)}; expected a string, a sequence "
                                  "of token ids, or a list of them (several references).")
             ids = np.asarray(r.detach().cpu() if isinstance(r, torch.Tensor) else r, dtype=np.int64).reshape(-1)
+            pad = self.encoder.tokenizer.pad_token_id
+            if pad is not None and np.any(ids == pad):
+                pos = int(np.flatnonzero(ids == pad)[0])
+                raise InputError(
+                    f"Reference {k} holds the padding id {pad} ({self.encoder.tokenizer.pad_token}) at position "
+                    f"{pos}: padding would be scored as a word. Pass reference_mask=(batch, tokens), 1 on real "
+                    "tokens (e.g. the tokenizer's attention_mask), with padded reference ids, or give each "
+                    "reference as its own 1-D sequence without padding.")
             if self.add_special_tokens:
                 ids = np.concatenate([np.asarray(self._prefix, dtype=np.int64), ids,
                                       np.asarray(self._suffix, dtype=np.int64)])
@@ -350,7 +510,7 @@ class BERTScoreLoss(torch.nn.Module):
             start = 0
             while start < len(keys):
                 longest = len(ids[todo[keys[start]][0]])
-                n = max(1, REFERENCE_TOKEN_BUDGET // max(longest, 1))
+                n = max(1, min(self.batch_size, self.token_budget // max(longest, 1)))
                 chunk = keys[start:start + n]
                 start += n
                 rows = [ids[todo[k][0]] for k in chunk]
@@ -458,6 +618,12 @@ class BERTScoreLoss(torch.nn.Module):
         if kind == "ids":
             pad = int(self.encoder.pad_id)
             ids = candidates.to(dev)
+            pad_token = self.encoder.tokenizer.pad_token_id
+            if attention_mask is None and pad_token is not None and bool((ids == pad_token).any()):
+                row = int(torch.nonzero((ids == pad_token).any(dim=1)).flatten()[0])
+                raise InputError(f"Candidate row {row} holds the padding id {pad_token} and no attention_mask was "
+                                 "given: padding would be scored as a word. Pass attention_mask=(batch, tokens), 1 "
+                                 "on real tokens (loss.encode_texts gives both).")
             if bool(((ids < 0) | (ids >= self.vocab_size))[mask].any()):
                 raise InputError(f"Candidate ids must be in 0..{self.vocab_size - 1} (the scorer's vocabulary), "
                                  f"got {int(ids[mask].max())} and {int(ids[mask].min())}. Use the scorer's "
@@ -506,31 +672,42 @@ class BERTScoreLoss(torch.nn.Module):
 
     # --- the loss ---------------------------------------------------------------------------------------------
     def scores(self, candidates: torch.Tensor, references, attention_mask: torch.Tensor | None = None,
-               input_type: str = "auto", weights: torch.Tensor | None = None) -> BERTScoreOutput:
+               input_type: str = "auto", weights: torch.Tensor | None = None,
+               reference_mask: torch.Tensor | None = None) -> BERTScoreOutput:
         """P, R and F1 of each candidate (rescaled when asked), differentiable with respect to the candidates.
 
         Args:
             candidates: token ids ``(b, t)`` (integer), probabilities over the scorer's vocabulary ``(b, t, V)``
                 (expected embeddings), or input embeddings ``(b, t, H)``; right-padded.
-            references: ``b`` texts, or ``b`` id sequences (a ``(b, t)`` tensor without padding, or a list of
-                1-D sequences), or for several references per candidate ``b`` lists of them (P, R and F each
-                take their maximum over a candidate's references, as in scoring).
+            references: ``b`` texts, or ``b`` id sequences (a ``(b, t)`` tensor, padded only with
+                ``reference_mask``, or a list of 1-D sequences), or for several references per candidate ``b``
+                lists of them (P, R and F each take their maximum over a candidate's references, as in scoring).
             attention_mask: ``(b, t)``, 1 on real candidate positions (default: all real).
             input_type: ``"auto"`` (by dtype and last size), ``"ids"``, ``"probs"`` or ``"embeds"``.
             weights: ``(b, t)`` token weights for ``inputs_embeds`` input (needed with idf), else derived from
                 the ids or the probabilities.
+            reference_mask: ``(b, t)`` 1 on the real tokens of references given as a padded ``(b, t)`` id tensor
+                (right-padded); without it such ids must hold no padding id.
 
         Returns:
-            :class:`BERTScoreOutput` of ``(b,)`` tensors in the loss's dtype.
+            :class:`BERTScoreOutput` of ``(b,)`` tensors in the loss's dtype, on the candidates' device (computed on
+            the loss's). An empty batch (``b = 0``) gives empty tensors.
 
         Raises:
-            InputError: mismatched sizes (the vocabulary error names both sizes), left padding, unknown ids.
+            InputError: mismatched sizes (the vocabulary error names both sizes), left padding, unknown ids, the
+                padding id inside ids given without a mask.
         """
         if not isinstance(candidates, torch.Tensor):
             raise InputError(f"Candidates must be a torch tensor (ids, probabilities or embeddings), got "
                              f"{type(candidates).__name__}. Tokenize texts with loss.encode_texts(texts).")
         b = candidates.shape[0]
-        ref_ids, groups = self._reference_ids(references, b)
+        ref_ids, groups = self._reference_ids(references, b, reference_mask)
+        if b == 0:  # nothing to score; still connected to the candidates, so that backward() works
+            self._input_type(candidates, input_type)
+            empty = torch.zeros(0, dtype=self.dtype, device=candidates.device)
+            if candidates.requires_grad:
+                empty = empty + 0 * candidates.sum().to(self.dtype)
+            return BERTScoreOutput(empty, empty, empty)
         vec = self._weight_vector(ref_ids)
         cand, cand_mask, cand_w, cand_empty = self._candidates(candidates, attention_mask, input_type, weights, vec)
         ref, ref_mask = ops.pad_sequences(self._reference_vectors(ref_ids))
@@ -554,12 +731,16 @@ class BERTScoreLoss(torch.nn.Module):
             scores, _ = ops.multi_reference_max(scores, groups)
         if self.baseline is not None:
             scores = ops.rescale(scores, self.baseline)
+        scores = scores.to(candidates.device)  # the caller's device (a no-op when it is the loss's)
         return BERTScoreOutput(scores[:, 0], scores[:, 1], scores[:, 2])
 
     def forward(self, candidates: torch.Tensor, references, attention_mask: torch.Tensor | None = None,
-                input_type: str = "auto", weights: torch.Tensor | None = None) -> torch.Tensor:
-        """``1 - S`` for the chosen metric S, reduced; arguments as for :meth:`scores`."""
-        s = getattr(self.scores(candidates, references, attention_mask, input_type, weights), self.metric)
+                input_type: str = "auto", weights: torch.Tensor | None = None,
+                reference_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """``1 - S`` for the chosen metric S, reduced; arguments as for :meth:`scores`. An empty batch gives an
+        empty tensor (``"none"``), 0 (``"sum"``) or NaN (``"mean"``, the mean of nothing, as torch's losses)."""
+        s = getattr(self.scores(candidates, references, attention_mask, input_type, weights, reference_mask),
+                    self.metric)
         loss = 1 - s
         if self.reduction == "mean":
             return loss.mean()
@@ -571,6 +752,18 @@ class BERTScoreLoss(torch.nn.Module):
         return (f"model={self.scorer.spec.name!r}, layer={self.layer}, idf={self.scorer.idf}, "
                 f"rescaled={self.baseline is not None}, temperature={self.temperature}, metric={self.metric!r}, "
                 f"reduction={self.reduction!r}, train_scorer={self.train_scorer}")
+
+
+def _shared_encoder(spec, device: torch.device):
+    """The process-wide fp32 encoder of ``spec`` on ``device``: one already loaded there (whether it was asked
+    for as ``"cuda"`` or ``"cuda:0"``), else a new one."""
+    from .encoder import get_encoder, loaded_encoders
+
+    for enc in loaded_encoders():
+        if (enc.key[:2] == (spec.name, spec.source) and enc.precision == "fp32"
+                and torch.zeros(0, device=enc.device).device == device):
+            return enc
+    return get_encoder(spec, str(device), "fp32")
 
 
 def _is_id_sequence(x) -> bool:

@@ -86,15 +86,24 @@ def weighted_mean(values: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
     return _safe_ratio((values * weights).sum(dim=-1), weights.sum(dim=-1))
 
 
-def f1_score(precision: torch.Tensor, recall: torch.Tensor) -> torch.Tensor:
-    """``2PR / (P + R)``, with NaN (0/0 or a NaN input) replaced by 0 as in the reference; not clamped."""
-    f = _safe_ratio(2 * precision * recall, precision + recall)
+def f1_score(precision: torch.Tensor, recall: torch.Tensor, safe: bool = True) -> torch.Tensor:
+    """``2PR / (P + R)``, with NaN (0/0 or a NaN input) replaced by 0 as in the reference; not clamped.
+
+    ``safe`` (for training) keeps gradients finite: any ``P + R == 0`` gives 0. Without it the division is plain
+    IEEE, as numpy's in :func:`bertscore_viz.similarity.f1_score` (``x / 0`` with ``x != 0`` is infinite), so that
+    scoring on the device gives the host path's numbers in every case.
+    """
+    if safe:
+        f = _safe_ratio(2 * precision * recall, precision + recall)
+    else:
+        f = 2 * precision * recall / (precision + recall)
     return torch.where(torch.isnan(f), torch.zeros_like(f), f)
 
 
 def precision_recall_f1(cand_best: torch.Tensor, ref_best: torch.Tensor, cand_weights: torch.Tensor,
                         ref_weights: torch.Tensor, cand_empty: torch.Tensor | None = None,
-                        ref_empty: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+                        ref_empty: torch.Tensor | None = None, safe: bool = True
+                        ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """P, R, F1 of each pair from its greedy maxima.
 
     Args:
@@ -102,6 +111,7 @@ def precision_recall_f1(cand_best: torch.Tensor, ref_best: torch.Tensor, cand_we
         cand_weights: ``(b, c)`` raw weights (idf or 1; 0 for special tokens and padding); ref_weights ``(b, r)``.
             Their dtype is the dtype of the result (float64 for exact scoring, float32 for training).
         cand_empty, ref_empty: ``(b,)`` bool, the side holds no token but specials: P = R = F = 0.
+        safe: gradient-safe F1 (see :func:`f1_score`); False for scoring, where it must equal numpy's.
 
     Returns:
         ``(P, R, F)``, each ``(b,)``.
@@ -118,7 +128,7 @@ def precision_recall_f1(cand_best: torch.Tensor, ref_best: torch.Tensor, cand_we
         zero = torch.zeros((), dtype=dtype, device=p.device)
         p = torch.where(empty, zero, p)
         r = torch.where(empty, zero, r)
-    return p, r, f1_score(p, r)
+    return p, r, f1_score(p, r, safe)
 
 
 def bertscore(cand: torch.Tensor, cand_mask: torch.Tensor, cand_weights: torch.Tensor, ref: torch.Tensor,
@@ -191,10 +201,18 @@ def rescale(values: torch.Tensor, baseline) -> torch.Tensor:
     return (values - b) / (1 - b)
 
 
-def pad_sequences(arrays: Sequence[torch.Tensor], value: float = 0.0) -> tuple[torch.Tensor, torch.Tensor]:
-    """Stack ``(n_i, ...)`` tensors into ``(b, max n_i, ...)`` padded with ``value``, and the ``(b, max n_i)`` mask."""
+def pad_sequences(arrays: Sequence[torch.Tensor], value: float = 0.0, *, dtype: torch.dtype | None = None,
+                  device: torch.device | str | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Stack ``(n_i, ...)`` tensors into ``(b, max n_i, ...)`` padded with ``value``, and the ``(b, max n_i)`` mask.
+
+    An empty list gives ``(0, 0)`` tensors (an empty batch is not an error): of ``dtype`` (default float32) on
+    ``device`` (default the CPU), as there is no tensor to take them from.
+    """
     lengths = [int(a.shape[0]) for a in arrays]
-    width = max(lengths) if lengths else 0
+    if not arrays:
+        return (torch.zeros((0, 0), dtype=dtype or torch.float32, device=device),
+                torch.zeros((0, 0), dtype=torch.bool, device=device))
+    width = max(lengths)
     first = arrays[0]
     out = first.new_full((len(arrays), width) + tuple(first.shape[1:]), value)
     mask = torch.zeros((len(arrays), width), dtype=torch.bool, device=first.device)

@@ -507,3 +507,46 @@ def test_explain_with_the_corpus_idf_equals_the_corpus_score():
         assert abs(pair.f1 - table.f1[i]) < 1e-6 and abs(pair.precision - table.precision[i]) < 1e-6
     alone = Scorer(layer=4, idf=True).explain(cands[5], refs[5])  # idf from the pair alone: degenerate
     assert abs(alone.f1 - table.f1[5]) > 1e-3
+
+
+# --- score(): P/R/F on the device (issue 10) ----------------------------------------------------------------------
+
+def test_weight_vector_and_side_flags_give_the_per_sentence_weights():
+    """The (V,) weight vector the device path indexes gives, for every sentence, exactly the weights of
+    IdfWeights / uniform_weights; the flags say which sentences are empty or carry no weight."""
+    from bertscore_viz.idf import compute_idf, uniform_weights
+    from bertscore_viz.scorer import side_flags, weight_vector
+
+    docs = [np.array([101, 1, 102]), np.array([101, 2, 102]), np.array([101, 1, 2, 102])]
+    idf = compute_idf(docs)
+    sentences = docs + [np.array([101, 102]), np.array([101, 1, 2, 102, 5000]), np.array([], dtype=np.int64)]
+    vec = weight_vector(idf, {101, 102}, 200)
+    assert len(vec) == 200 and vec[5000 % 200] == idf.unseen
+    big = weight_vector(idf, {101, 102}, 6000)
+    for ids in sentences:
+        np.testing.assert_array_equal(big[ids], idf(ids))
+        np.testing.assert_array_equal(weight_vector(None, {101, 102}, 6000)[ids], uniform_weights(ids, {101, 102}))
+    empty, unweighted = side_flags(sentences, big, {101, 102})
+    assert empty.tolist() == [False, False, False, True, False, True]
+    assert unweighted.tolist() == [False, False, False, True, False, True]
+    everywhere = compute_idf([np.array([101, 7, 102]), np.array([101, 7, 102])])  # idf(7) = 0: degenerate
+    _, unweighted = side_flags([np.array([101, 7, 7, 102])], weight_vector(everywhere, {101, 102}, 10), {101, 102})
+    assert unweighted.tolist() == [True]
+
+
+def test_score_keeps_no_maxima_but_a_subclass_wrapping_match_is_used():
+    """score() computes P/R/F on the device without match(); a subclass that wraps match() (the app queues model
+    passes there) still gets every score() through it, with the same numbers."""
+    calls = []
+
+    class Wrapped(Scorer):
+        def match(self, candidates, references, layers=None, progress=None):
+            calls.append(len(candidates))
+            return super().match(candidates, references, layers=layers, progress=progress)
+
+    plain = Scorer(layer=4).score(CANDS, REFS)
+    assert not calls
+    wrapped = Wrapped(layer=4).score(CANDS, REFS)
+    assert calls == [len(CANDS)]
+    np.testing.assert_allclose(wrapped.f1, plain.f1, atol=1e-12, rtol=0)
+    np.testing.assert_allclose(plain.f1, [HAND[(4, False)][i][2] for i in range(len(CANDS))], atol=HAND_TOL)

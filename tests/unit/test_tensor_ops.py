@@ -150,3 +150,27 @@ def test_gradients_flow_to_real_tokens_only_and_pass_gradcheck():
         return T.bertscore(x, m_c, w_c, ref, m_r, w_r, normalized=False, temperature=0.3)[2]
 
     assert torch.autograd.gradcheck(fn, (cand.detach().requires_grad_(),))
+
+
+def test_pad_sequences_of_nothing_is_an_empty_batch():
+    out, mask = T.pad_sequences([])
+    assert out.shape == (0, 0) and mask.shape == (0, 0) and mask.dtype == torch.bool
+    out, _ = T.pad_sequences([], dtype=torch.float64, device="meta")
+    assert out.dtype == torch.float64 and out.device.type == "meta"
+    padded, mask = T.pad_sequences([torch.ones(2, 3), torch.ones(1, 3)], value=-1.0)
+    assert padded.shape == (2, 2, 3) and padded[1, 1, 0].item() == -1.0 and mask.tolist() == [[1, 1], [1, 0]]
+
+
+def test_f1_for_scoring_divides_as_numpy_does():
+    """P + R = 0 with P, R != 0 (only possible with negative similarities): numpy gives an infinite F1, which the
+    scoring path reproduces (safe=False); the training path gives 0 with finite gradients."""
+    p = torch.tensor([0.5, 0.0, 0.3, float("nan")], dtype=torch.float64)
+    r = torch.tensor([-0.5, 0.0, 0.6, 0.2], dtype=torch.float64)
+    expected = S.f1_score(p.numpy(), r.numpy())
+    got = T.f1_score(p, r, safe=False).numpy()
+    np.testing.assert_array_equal(got, expected)
+    assert np.isinf(got[0]) and got[1] == 0 and got[3] == 0
+    safe = T.f1_score(p.requires_grad_(True), r, safe=True)
+    assert safe[0].item() == 0
+    safe.sum().backward()
+    assert torch.all(torch.isfinite(p.grad[:3]))
