@@ -7,29 +7,39 @@ model at its default layer, no idf.
 * in-process: ``Scorer().score(candidates, references)`` with all of torch's threads (embedding cache emptied).
 * Ray, 1 worker: :func:`bertscore_viz.distributed.score_files` on a local Ray instance, one actor with every CPU as
   torch threads, input read from a Parquet file, output written as Parquet parts and merged.
-* Ray, 2 workers: two actors with one thread each.
+* Ray, 2 workers: two actors with half the CPUs each.
+
 The three run in rotating order in each round; times are wall clock including input/output, the ratio is
-in-process time / Ray time (above 1 = Ray faster). Ray's start-up (``ray.init``) and the actor pool's start-up
-(model load, until the first block) are reported separately, and the steady state without them.
+in-process throughput / Ray throughput turned around (above 1 = Ray faster). Ray's start-up (``ray.init``) and the
+actor pool's start-up (model load, until the first block) are reported separately, and the steady state without
+them.
 
-Per-block overhead: the same pairs as 1 block and as many small blocks (1 worker); (difference) / (extra blocks).
-Peak memory per worker: the largest peak RSS of a worker process (reported by the worker) for ``--memory-pairs``.
+Per-block overhead: the same pairs as 1 block and as 40 blocks (1 worker); (difference) / (extra blocks).
 
-Run:  python bench/bench_ray.py                       (20,000 pairs, 1 round, memory at 100,000 pairs)
-      python bench/bench_ray.py --pairs 2000 --memory-pairs 5000   (quick check)
+Memory (``--memory-pairs``, default 100,000): a fresh driver process (it has loaded no model, unlike this one)
+joins the same Ray instance and scores the pairs with 2 workers; it prints the largest peak RSS of a worker process
+(reported by the worker: model, one block, its embedding cache), its own peak RSS, what it held before reading the
+input (Python, pyarrow, transformers and torch imported for the configuration check, Ray's client), and the
+difference per pair: the driver's memory per pair.
+
+Run:  python bench/bench_ray.py                 (20,000 pairs, 1 round, memory at 100,000 pairs)
+      python bench/bench_ray.py --quick         (a smoke run: 400 pairs, memory at 1,000 pairs, small blocks)
+      python bench/bench_ray.py --pairs 2000 --memory-pairs 5000 --rounds 3
 """
 
 from __future__ import annotations
 
 import argparse
-import resource
+import os
 import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from common import NEWSTEST  # noqa: E402 (sets the import path and offline mode first)
+from common import NEWSTEST, ROOT  # noqa: E402 (sets the import path and offline mode first)
 
 
 def make_pairs(n: int) -> tuple[list[str], list[str]]:
@@ -50,15 +60,50 @@ def write_parquet(path: Path, cands: list[str], refs: list[str]) -> Path:
     return path
 
 
+def _rss_mb() -> float:
+    """This process's peak RSS, MB (the engine's measure: VmHWM on Linux, not inherited from the parent)."""
+    from bertscore_viz.distributed import _peak_rss_mb
+
+    return _peak_rss_mb()
+
+
+def memory_run(src: Path, out: Path, address: str, pairs: int, block_segments: int, cpus: int) -> int:
+    """The driver of the memory measurement (a fresh process): joins ``address``, scores ``src`` with 2 workers."""
+    from bertscore_viz import distributed
+
+    distributed.connect(address)
+    import pyarrow.parquet  # noqa: F401  what score_files imports anyway (transformers brings torch): the fixed part
+    from transformers import AutoConfig  # noqa: F401  (the lazy module loads torch here)
+
+    before = _rss_mb()
+    t = time.perf_counter()
+    run = distributed.score_files(src, out, workers=2, cpus_per_worker=max(1, cpus // 2),
+                                  block_segments=block_segments)
+    peak = _rss_mb()
+    print(f"{pairs:,} pairs, 2 workers: {time.perf_counter() - t:.0f} s")
+    print(f"peak RSS per worker: {run.worker_peak_rss_mb:,.0f} MB (embedding cache bound "
+          f"{distributed.DEFAULT_WORKER_CACHE_MB} MB)")
+    print(f"driver: peak RSS {peak:,.0f} MB; {before:,.0f} MB before reading the input (Python, Ray client, pyarrow, "
+          f"transformers and torch); "
+          f"{(peak - before) * 2**20 / pairs:,.0f} bytes per pair above that")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--pairs", type=int, default=20_000)
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--block-segments", type=int, default=1000)
     ap.add_argument("--memory-pairs", type=int, default=100_000, help="pairs for the peak-memory run (0: skip)")
+    ap.add_argument("--quick", action="store_true", help="a smoke run: 400 pairs, memory at 1,000, blocks of 100")
+    ap.add_argument("--memory-run", nargs=3, metavar=("SRC", "OUT", "ADDRESS"), help=argparse.SUPPRESS)
     args = ap.parse_args()
-
-    import os
+    cpus = os.cpu_count() or 1
+    if args.quick:
+        args.pairs, args.memory_pairs, args.block_segments = 400, 1000, 100
+    if args.memory_run:
+        src, out, address = args.memory_run
+        return memory_run(Path(src), Path(out), address, args.memory_pairs, args.block_segments, cpus)
 
     import ray
     import torch
@@ -67,7 +112,6 @@ def main() -> int:
     from bertscore_viz.encoder import CACHE
     from bertscore_viz.scorer import Scorer
 
-    cpus = os.cpu_count() or 1
     tmp = Path(tempfile.mkdtemp(prefix="bench_ray_"))
     cands, refs = make_pairs(args.pairs)
     src = write_parquet(tmp / "pairs.parquet", cands, refs)
@@ -75,17 +119,15 @@ def main() -> int:
           f"{cpus} CPUs, torch threads in-process {torch.get_num_threads()}; blocks of {args.block_segments:,}")
 
     t = time.perf_counter()
-    ray.init(num_cpus=cpus, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+    ray.init(address="local", num_cpus=cpus, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
     distributed.connect()
-    ray_init = time.perf_counter() - t
-    print(f"ray.init (local instance): {ray_init:.1f} s")
+    print(f"Ray start-up (ray.init, a local instance): {time.perf_counter() - t:.1f} s")
 
     scorer = Scorer()
     scorer.score(cands[:16], refs[:16])  # model loaded: in-process timing excludes the load, as Ray's steady state
     times: dict[str, list[float]] = {"in-process": [], "ray-1": [], "ray-2": []}
     steady: dict[str, list[float]] = {"ray-1": [], "ray-2": []}
     startup: dict[str, list[float]] = {"ray-1": [], "ray-2": []}
-    rss: dict[str, float] = {}
     runs = ["in-process", "ray-1", "ray-2"]
     for rnd in range(args.rounds):
         order = runs[rnd % 3:] + runs[:rnd % 3]
@@ -101,7 +143,6 @@ def main() -> int:
                                               block_segments=args.block_segments)
                 startup[who].append(run.startup_seconds)
                 steady[who].append(run.seconds - run.startup_seconds)
-                rss[who] = run.worker_peak_rss_mb
             times[who].append(time.perf_counter() - t)
             shutil.rmtree(out, ignore_errors=True)
         print(f"round {rnd + 1}: " + ", ".join(f"{k} {v[-1]:.1f} s" for k, v in times.items()))
@@ -115,31 +156,33 @@ def main() -> int:
           f"(steady state: {statistics.median(steady['ray-1']) / statistics.median(steady['ray-2']):.2f})")
     print(f"actor pool start-up (model load, until the first block): 1 worker "
           f"{statistics.median(startup['ray-1']):.1f} s, 2 workers {statistics.median(startup['ray-2']):.1f} s")
-    print("peak RSS per worker: " + ", ".join(f"{k} {v:,.0f} MB" for k, v in rss.items()))
 
-    # per-block overhead: 2,000 pairs as 1 block and as 40 blocks of 50, one worker
-    small = write_parquet(tmp / "small.parquet", cands[:2000], refs[:2000])
-    per = {}
-    for segs in (2000, 50, 2000, 50):
+    # per-block overhead: the same pairs as 1 block and as 40 blocks, one worker, start-up left out
+    n_small = min(2000, args.pairs)
+    small = write_parquet(tmp / "small.parquet", cands[:n_small], refs[:n_small])
+    per: dict[int, list[float]] = {}
+    many = max(1, n_small // 40)
+    for segs in (n_small, many, n_small, many):
         out = tmp / f"blocks-{segs}"
-        t = time.perf_counter()
         run = distributed.score_files(small, out, workers=1, cpus_per_worker=cpus, block_segments=segs)
-        per.setdefault(segs, []).append(time.perf_counter() - t - run.startup_seconds)
+        per.setdefault(segs, []).append(run.seconds - run.startup_seconds)
         shutil.rmtree(out, ignore_errors=True)
-    one, many = statistics.median(per[2000]), statistics.median(per[50])
-    print(f"per-block overhead: 2,000 pairs as 1 block {one:.1f} s, as 40 blocks {many:.1f} s -> "
-          f"{(many - one) / 39 * 1000:.0f} ms per extra block")
+    one, split = statistics.median(per[n_small]), statistics.median(per[many])
+    extra = -(-n_small // many) - 1
+    print(f"per-block overhead: {n_small:,} pairs as 1 block {one:.1f} s, as {extra + 1} blocks {split:.1f} s -> "
+          f"{(split - one) / max(1, extra) * 1000:.0f} ms per extra block")
 
     if args.memory_pairs:
         mc, mr = make_pairs(args.memory_pairs)
         big = write_parquet(tmp / "big.parquet", mc, mr)
-        t = time.perf_counter()
-        run = distributed.score_files(big, tmp / "big-out", workers=2, cpus_per_worker=max(1, cpus // 2),
-                                      block_segments=args.block_segments)
-        driver = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        print(f"{args.memory_pairs:,} pairs, 2 workers: {time.perf_counter() - t:.0f} s, peak RSS per worker "
-              f"{run.worker_peak_rss_mb:,.0f} MB (embedding cache bound {distributed.DEFAULT_WORKER_CACHE_MB} MB), "
-              f"driver peak RSS {driver:,.0f} MB")
+        del mc, mr
+        address = ray.get_runtime_context().gcs_address
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--memory-run", str(big), str(tmp / "big-out"), address,
+               "--memory-pairs", str(args.memory_pairs), "--block-segments", str(args.block_segments)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        print(proc.stdout, end="")
+        if proc.returncode:
+            print(f"memory run failed ({proc.returncode}): {proc.stderr[-2000:]}")
     shutil.rmtree(tmp, ignore_errors=True)
     ray.shutdown()
     print("(other processes were running on this machine; the ratios come from one run, alternating)")

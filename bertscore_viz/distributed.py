@@ -1,28 +1,35 @@
-"""Scoring corpora and computing baselines on a Ray cluster (Ray Data), with the numbers of one process.
+"""Scoring corpora and computing baselines on a Ray cluster, with the numbers of one process.
 
 Ray is imported inside the functions here only, so the engine and the app import without it
 (``pip install 'bertscore-viz[ray]'`` or ``-r requirements-ray.txt`` adds it).
 
 Scoring (:func:`score_files`):
 
-1. **On the driver, before any worker starts**: the input files (Parquet, CSV/TSV, JSON Lines; files or
-   directories) are read and validated with the Compare page's rules (:mod:`bertscore_viz.upload`: wide or long
-   layout, or plain ``candidate``/``reference`` columns; bad rows listed and left out, good rows kept); the model's
-   layer and the baseline are checked. Any error stops here with a message.
+1. **On the driver, before any worker starts**: Ray is checked to be installed; the input files (Parquet, CSV/TSV,
+   JSON Lines; files or directories, searched recursively, Hive-style ``key=value`` folders read as columns) are
+   read and validated with the Compare page's rules (:mod:`bertscore_viz.upload`: wide or long layout, or plain
+   ``candidate``/``reference`` columns; bad rows listed and left out, good rows kept); the model's layer and the
+   baseline are checked. Any error stops here with a message, before anything is written.
 2. The segments are cut into **blocks** of ``block_segments`` segments (all systems of a segment in the same block,
    so each reference is embedded once per block). Block ids are positions, so they are the same on every run.
-3. **idf** (when on): a first Ray Data pass counts, per block, in how many reference sentences each token id occurs;
-   the driver sums the counts and the number of sentences and broadcasts the weights to the scoring actors. The
-   weights equal :func:`bertscore_viz.idf.compute_idf` over all references, as one process computes them.
-4. **Scoring**: a Ray Data actor pool (one :class:`~bertscore_viz.scorer.Scorer`, hence one model load, per actor;
+3. **idf** (when on): a first pass of Ray tasks that load only the tokenizer counts, per block, in how many reference
+   sentences each token id occurs; the driver sums the counts and the number of sentences and broadcasts the
+   weights to the scoring actors. The weights equal :func:`bertscore_viz.idf.compute_idf` over all references, as
+   one process computes them; the counts are kept beside the output (a rerun reuses them) and in the results file
+   (the app's drill-down reproduces the file's numbers with them).
+4. **Scoring**: a pool of Ray actors (one :class:`~bertscore_viz.scorer.Scorer`, hence one model load, per actor;
    ``num_gpus=1`` per actor when the cluster has GPUs, else CPU actors) scores one block per call with the engine's
-   own token-sorted batching (``Scorer.match`` / ``Scorer.result``) and returns its raw P/R/F1. Ray Data streams the
-   blocks with backpressure: a worker holds one block, its model and a bounded embedding cache.
+   own token-sorted batching (``Scorer.match`` / ``Scorer.result``) and returns its raw P/R/F1. The driver feeds
+   the pool itself: a block's texts are handed to Ray only when an actor has room (at most
+   :data:`IN_FLIGHT_PER_WORKER` blocks per actor), so neither the driver, the object store nor a worker ever holds
+   more than a few blocks beyond the validated input. (Ray Data's ``from_items`` would place every block in the
+   object store before the first one is scored.)
 5. The driver writes each finished block as ``parts/part-NNNNNN.parquet`` atomically (temporary file, then rename),
-   then merges the parts into ``scores.parquet`` (:mod:`bertscore_viz.results_file` describes the columns and the
-   signature in the metadata). A rerun into the same directory skips the finished parts: an interrupted job
-   completes without duplicating or losing rows. A worker that dies is restarted by Ray and its block retried; a
-   retried block overwrites the same part file.
+   with the job's id in its metadata, then merges the parts into ``scores.parquet`` (:mod:`bertscore_viz.results_file`
+   describes the columns and the signature in the metadata). A rerun into the same directory skips the parts of the
+   same job: an interrupted job completes without duplicating or losing rows. An actor that dies is restarted by
+   Ray and its blocks retried; a block whose call raises is tried again (up to :data:`BLOCK_ATTEMPTS` times in all).
+   A failure that persists stops the job with a message; the finished parts stay.
 
 Baselines (:func:`ray_block_runner`): the pairing of :func:`bertscore_viz.baseline_compute.plan_pairs` is made on the
 driver; each block is scored at every layer by an actor, which sends back the block's count, mean and sum of squared
@@ -37,11 +44,13 @@ import json
 import math
 import os
 import sys
+import threading
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
+from urllib.parse import unquote
 
 import numpy as np
 
@@ -54,57 +63,83 @@ ProgressFn = Callable[[int, int], None]
 DEFAULT_BLOCK_SEGMENTS = 1000
 #: Embedding cache of each worker, MB: a block's texts are embedded once anyway; the cache bounds reuse across blocks.
 DEFAULT_WORKER_CACHE_MB = 512
+#: Blocks handed to one actor at a time: one being scored, one waiting, so an actor never idles between blocks.
+IN_FLIGHT_PER_WORKER = 2
+#: Calls of one block in all when the call raises (an actor that dies is restarted and its blocks retried apart
+#: from this: up to :data:`ACTOR_TASK_RETRIES` times).
+BLOCK_ATTEMPTS = 3
+ACTOR_TASK_RETRIES = 3
 INPUT_KINDS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "csv", ".txt": "csv",
                ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"}
 SCORES_FILE = "scores.parquet"
 PARTS_DIR = "parts"
 JOB_FILE = "_job.json"
+IDF_FILE = "_idf.json"
 PROBLEMS_FILE = "problems.json"
 _UNLIMITED = 1 << 62
+_PARQUET_BATCH_ROWS = 8192
 
 
 class RayNotInstalled(BertScoreVizError):
-    """Ray (with Ray Data) is needed for this and is not installed."""
+    """Ray is needed for this and is not installed."""
+
+
+class WorkerError(BertScoreVizError):
+    """A Ray worker could not start, or a block failed on every attempt; the finished blocks are kept."""
 
 
 def _ray():
     try:
         import ray
-        import ray.data  # noqa: F401
     except ImportError:
-        raise RayNotInstalled("Distributed scoring needs Ray with Ray Data, which is not installed. Install it with "
-                              "`pip install -r requirements-ray.txt` (or `pip install 'bertscore-viz[ray]'`).") from None
+        raise RayNotInstalled("Distributed scoring needs Ray, which is not installed. Install it with `pip install "
+                              "-r requirements-ray.txt` (or `pip install 'bertscore-viz[ray]'`).") from None
     return ray
 
 
 def connect(address: str | None = None, num_cpus: int | None = None):
-    """Ray, initialised: an existing session is reused; no address (or ``local``) starts a local instance on this
-    machine's cores; ``auto`` joins the cluster this machine belongs to; ``ray://host:10001`` connects a client.
+    """Ray, initialised: an existing session is reused; no address (or ``local``) starts a new local instance on this
+    machine's cores (never joining ``RAY_ADDRESS`` or a ``ray start`` cluster by surprise); ``auto`` joins the cluster
+    this machine belongs to; ``HOST:PORT`` a cluster's GCS; ``ray://host:10001`` connects through Ray Client.
 
     Raises:
-        RayNotInstalled, InputError: Ray missing, or the cluster cannot be reached (with the address).
+        RayNotInstalled, InputError: Ray missing, Ray Client missing for ``ray://``, or the cluster cannot be reached
+            (with the address).
     """
     ray = _ray()
-    if not ray.is_initialized():
-        try:
-            if address in (None, "", "local"):
-                ray.init(num_cpus=num_cpus, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
-            else:
-                ray.init(address=address, logging_level="ERROR", log_to_driver=False)
-        except (ConnectionError, RuntimeError, ValueError) as exc:
-            raise InputError(f"Could not connect to the Ray cluster at {address!r}: {str(exc).splitlines()[0][:200]}. "
-                             "Start one with `ray start --head` (then use --ray auto on that machine) or give the "
-                             "client address ray://HEAD:10001.") from None
-    import logging
-
-    logging.getLogger("ray.data").setLevel(logging.WARNING)
-    ctx = ray.data.DataContext.get_current()
-    ctx.enable_progress_bars = False  # we print one bar with counts
-    ctx.print_on_execution_start = False
+    if ray.is_initialized():
+        return ray
+    local = address in (None, "", "local")
+    kwargs = {"logging_level": "ERROR", "log_to_driver": False}
+    try:
+        if local:
+            ray.init(address="local", num_cpus=num_cpus, include_dashboard=False, **kwargs)
+        else:
+            ray.init(address=address, **kwargs)
+    except ImportError as exc:  # ray:// without the client extra (grpcio)
+        raise RayNotInstalled(f"Connecting to {address} needs Ray Client, which is not installed "
+                              f"({str(exc).splitlines()[0][:120]}). Install it with `pip install -r "
+                              "requirements-ray.txt` (it has `ray[data,client]`).") from None
+    except (ConnectionError, RuntimeError, ValueError, TimeoutError, OSError) as exc:
+        if local:
+            raise InputError(f"Could not start a local Ray instance: {str(exc).splitlines()[0][:200]}.") from None
+        raise InputError(f"Could not connect to the Ray cluster at {address!r}: {str(exc).splitlines()[0][:200]}. "
+                         "Start one with `ray start --head` (then use --ray auto on that machine) or give the "
+                         "client address ray://HEAD:10001.") from None
     return ray
 
 
 # --- input ------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class InputFile:
+    """One file to read: its file system, path, kind, and the ``key=value`` folders above it (Hive partitions)."""
+
+    fs: object
+    path: str
+    kind: str
+    partitions: tuple[tuple[str, str], ...] = ()
+
+
 def _filesystem(path: str):
     import pyarrow.fs as pafs
 
@@ -116,9 +151,19 @@ def _filesystem(path: str):
     return pafs.LocalFileSystem(), os.path.abspath(path)
 
 
-def list_input_files(paths: str | Sequence[str]) -> list[tuple[object, str, str]]:
-    """``(filesystem, path, kind)`` of every input file; a directory means its Parquet/CSV/TSV/JSON Lines files,
-    sorted by name (hidden files and names starting with ``_`` skipped).
+def _partitions(root: str, path: str) -> tuple[tuple[str, str], ...] | None:
+    """The ``key=value`` folders between ``root`` and the file (Spark, Hive), or None when any folder or the file is
+    hidden (``.``) or bookkeeping (``_SUCCESS``, ``_temporary``): such files are not input."""
+    rel = path[len(root):].strip("/").split("/")
+    if any(part.startswith((".", "_")) for part in rel):
+        return None
+    return tuple((unquote(k), unquote(v)) for k, _, v in (p.partition("=") for p in rel[:-1]) if _ == "=")
+
+
+def list_input_files(paths: str | Sequence[str]) -> list[InputFile]:
+    """Every input file; a directory means its Parquet/CSV/TSV/JSON Lines files at any depth, sorted by path (hidden
+    files and folders and names starting with ``_`` skipped, ``key=value`` folders read as columns: partitioned
+    Parquet, Spark output).
 
     Raises:
         InputError: a path that does not exist, a directory without such files, an unknown extension.
@@ -135,18 +180,22 @@ def list_input_files(paths: str | Sequence[str]) -> list[tuple[object, str, str]
             raise InputError(f"The input {given} does not exist. Give a Parquet, CSV, TSV or JSON Lines file or a "
                              "directory of them.")
         if info.type == pafs.FileType.Directory:
-            found = sorted((f for f in fs.get_file_info(pafs.FileSelector(path))
-                            if f.type == pafs.FileType.File and not f.base_name.startswith((".", "_"))
-                            and Path(f.base_name).suffix.lower() in INPUT_KINDS), key=lambda f: f.path)
+            found = []
+            for f in fs.get_file_info(pafs.FileSelector(path, recursive=True)):
+                if f.type != pafs.FileType.File or Path(f.base_name).suffix.lower() not in INPUT_KINDS:
+                    continue
+                parts = _partitions(path, f.path)
+                if parts is not None:
+                    found.append(InputFile(fs, f.path, INPUT_KINDS[Path(f.base_name).suffix.lower()], parts))
             if not found:
                 raise InputError(f"The input directory {given} holds no .parquet, .csv, .tsv or .jsonl file.")
-            out.extend((fs, f.path, INPUT_KINDS[Path(f.base_name).suffix.lower()]) for f in found)
+            out.extend(sorted(found, key=lambda f: f.path))
             continue
         kind = INPUT_KINDS.get(Path(path).suffix.lower())
         if kind is None:
             raise InputError(f"Cannot tell the format of {given} from its extension; name it .parquet, .csv, .tsv, "
                              ".jsonl or .json.")
-        out.append((fs, path, kind))
+        out.append(InputFile(fs, path, kind))
     if not out:
         raise InputError("No input given: pass --input FILE_OR_DIRECTORY.")
     return out
@@ -158,74 +207,121 @@ def _cell(v):
     if isinstance(v, str):
         return v
     if isinstance(v, (list, tuple)) and all(isinstance(x, str) for x in v):
-        return tuple(v)  # several references in one cell, as a JSON list
+        return tuple(v)  # several references in one cell, as a list
     if isinstance(v, bool):
         return str(v).lower()
     return str(v)
 
 
-def _read_one(fs, path: str, kind: str) -> tuple[upload.Table | None, list[upload.Problem]]:
-    if kind == "parquet":
-        import pyarrow.parquet as pq
+def _read_parquet(fs, path: str) -> tuple[upload.Table | None, list[upload.Problem]]:
+    """A Parquet file as a :class:`~bertscore_viz.upload.Table`, converted a batch of rows at a time (the whole file is
+    never held as Arrow columns and Python lists at once). A file with no rows gives a table with no rows."""
+    import pyarrow.parquet as pq
 
-        try:
-            with fs.open_input_file(path) as fh:
-                table = pq.read_table(fh)
-        except Exception as exc:  # pyarrow's errors carry the reason
-            return None, [upload.Problem(None, None, f"{path} cannot be read as Parquet: "
-                                                     f"{str(exc).splitlines()[0][:200]}.")]
-        if table.num_rows == 0:
-            return None, [upload.Problem(None, None, f"{path} has no rows.")]
-        cols = [[_cell(v) for v in table.column(i).to_pylist()] for i in range(table.num_columns)]
-        rows = tuple(zip(*cols))
-        return upload.Table(tuple(str(c).strip() for c in table.column_names), rows,
-                            tuple(range(2, len(rows) + 2)), "parquet"), []
+    rows: list[tuple] = []
     try:
-        with fs.open_input_stream(path) as fh:
-            data = fh.read()
-    except OSError as exc:
-        return None, [upload.Problem(None, None, f"{path} cannot be read: {exc}.")]
-    table, problems = upload.read_table(data, Path(path).name, max_bytes=_UNLIMITED, max_rows=_UNLIMITED)
-    return table, [upload.Problem(p.row, p.column, f"{Path(path).name}: {p.problem}", p.severity) for p in problems]
+        with fs.open_input_file(path) as fh:
+            pf = pq.ParquetFile(fh)
+            columns = tuple(str(c).strip() for c in pf.schema_arrow.names)
+            for batch in pf.iter_batches(batch_size=_PARQUET_BATCH_ROWS):
+                cols = [[_cell(v) for v in batch.column(i).to_pylist()] for i in range(batch.num_columns)]
+                rows.extend(zip(*cols))
+                del cols
+    except Exception as exc:  # pyarrow's errors carry the reason
+        return None, [upload.Problem(None, None, f"{path} cannot be read as Parquet: "
+                                                 f"{str(exc).splitlines()[0][:200]}.")]
+    return upload.Table(columns, tuple(rows), tuple(range(2, len(rows) + 2)), "parquet"), []
+
+
+def _read_one(f: InputFile) -> tuple[upload.Table | None, list[upload.Problem]]:
+    if f.kind == "parquet":
+        table, problems = _read_parquet(f.fs, f.path)
+    else:
+        try:
+            with f.fs.open_input_stream(f.path) as fh:
+                data = fh.read()
+        except OSError as exc:
+            return None, [upload.Problem(None, None, f"{f.path} cannot be read: {exc}.")]
+        table, found = upload.read_table(data, Path(f.path).name, max_bytes=_UNLIMITED, max_rows=_UNLIMITED)
+        del data
+        problems = [upload.Problem(p.row, p.column, f"{Path(f.path).name}: {p.problem}", p.severity) for p in found]
+    if table is not None and f.partitions:
+        extra = [(k, v) for k, v in f.partitions if k not in table.columns]  # a column in the file wins
+        if extra:
+            values = tuple(v for _, v in extra)
+            table = upload.Table(table.columns + tuple(k for k, _ in extra), tuple(r + values for r in table.rows),
+                                 table.row_numbers, table.kind, table.delimiter)
+    return table, problems
+
+
+def _same_columns(first: tuple[str, ...], table: upload.Table) -> upload.Table | None:
+    """``table`` with its columns in the order of ``first`` (JSON Lines keys and CSV headers may come in another
+    order), or None when the sets of columns differ."""
+    if table.columns == first:
+        return table
+    if len(set(first)) != len(first) or set(table.columns) != set(first) or len(table.columns) != len(first):
+        return None
+    order = [table.columns.index(c) for c in first]
+    return upload.Table(first, tuple(tuple(r[i] for i in order) for r in table.rows), table.row_numbers,
+                        table.kind, table.delimiter)
 
 
 def read_input(paths: str | Sequence[str], mapping: upload.ColumnMapping | None = None,
                empty: str = upload.EMPTY_SCORE, max_cell_chars: int = upload.MAX_CELL_CHARS) -> upload.Dataset:
     """Read and validate input files into a :class:`~bertscore_viz.upload.Dataset` with the Compare page's rules.
 
-    Several files must have the same columns; they are read as one table in file-name order, rows numbered on
-    from one file to the next (the header is row 1).
+    Several files must have the same columns (in any order); they are read as one table in path order, rows numbered
+    on from one file to the next (the header is row 1). A file with no rows among others is skipped and listed.
 
     Raises:
-        InputError: a file missing, unreadable or empty; a required column missing; nothing left to score. The
-            message lists the problems found. Row-level problems with good rows left are in ``dataset.problems``.
+        InputError: a file missing or unreadable; no data rows at all; a required column missing; nothing left to
+            score. The message lists the problems found. Row-level problems with good rows left are in
+            ``dataset.problems``.
     """
     files = list_input_files(paths)
-    columns = None
+    columns: tuple[str, ...] | None = None
+    first_path = ""
     rows: list[tuple] = []
     numbers: list[int] = []
     problems: list[upload.Problem] = []
-    for fs, path, kind in files:
-        table, found = _read_one(fs, path, kind)
+    empty_files: list[str] = []
+    for f in files:
+        table, found = _read_one(f)
         if table is None:
-            raise InputError(f"The input file {path} cannot be used: " + " ".join(p.problem for p in found))
+            raise InputError(f"The input file {f.path} cannot be used: " + " ".join(p.problem for p in found))
         problems.extend(found)
+        if not table.rows and len(files) > 1:
+            empty_files.append(f.path)
+            continue
         if columns is None:
-            columns = table.columns
-        elif table.columns != columns:
-            raise InputError(f"The input files have different columns: {files[0][1]} has {list(columns)}, {path} has "
-                             f"{list(table.columns)}. Give files of one layout, or score them separately.")
+            columns, first_path = table.columns, f.path
+        else:
+            same = _same_columns(columns, table)
+            if same is None:
+                only_first = [c for c in columns if c not in table.columns]
+                only_this = [c for c in table.columns if c not in columns]
+                raise InputError(f"The input files have different columns: {first_path} has {list(columns)}, "
+                                 f"{f.path} has {list(table.columns)} (only in the first: {only_first}; only in "
+                                 f"this one: {only_this}). Give files of one layout, or score them separately.")
+            table = same
         offset = (numbers[-1] - 1) if numbers else 0
         rows.extend(table.rows)
         numbers.extend(n + offset for n in table.row_numbers)
-    table = upload.Table(tuple(columns or ()), tuple(rows), tuple(numbers), files[0][2])
+        del table
+    if not rows:
+        where = ", ".join(f.path for f in files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+        raise InputError(f"The input has no data rows ({where}): nothing to score.")
+    problems.extend(upload.Problem(None, None, f"{p} has no rows; skipped.", "warning") for p in empty_files)
+    table = upload.Table(tuple(columns or ()), tuple(rows), tuple(numbers), files[0].kind)
+    del rows, numbers
     ds = upload.build_dataset(table, mapping, empty, max_cell_chars, problems)
+    del table
     if not ds.ok:
         errors = [p for p in ds.problems if p.severity == "error"] or ds.problems
         listing = " ".join(f"[{'row ' + str(p.row) + ': ' if p.row and p.row > 1 else ''}{p.problem}]"
                            for p in errors[:5])
         more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
-        raise InputError(f"Nothing can be scored in {', '.join(p for _, p, _ in files[:3])}: {listing}{more}")
+        raise InputError(f"Nothing can be scored in {', '.join(f.path for f in files[:3])}: {listing}{more}")
     return ds
 
 
@@ -246,23 +342,23 @@ def mapping_from_args(reference: Sequence[str] | None = None, candidate: str | N
         return upload.ColumnMapping("long", tuple(reference), (), system, candidate, source, segment_id)
     cols = tuple(systems or ()) + ((candidate,) if candidate else ())
     if not cols:
-        raise InputError("Name the system output column(s): --candidate-column (one system) or --system-column "
-                         "with --candidate-column (long layout).")
+        raise InputError("Name the system output column(s): --system-columns (wide layout), --candidate-column (one "
+                         "system) or --system-column with --candidate-column (long layout).")
     return upload.ColumnMapping("wide", tuple(reference), cols, None, None, source, segment_id)
 
 
 # --- workers ------------------------------------------------------------------------------------------------------
 class _BroadcastIdfScorer(Scorer):
-    """A Scorer whose idf is given (computed over the whole corpus), not taken from each call's references."""
+    """A Scorer whose idf is given (computed over the whole corpus), never taken from each call's references."""
 
-    def __init__(self, idf_weights=None, **kwargs):
-        super().__init__(idf=idf_weights is not None, **kwargs)
+    def __init__(self, idf_weights=None, idf: bool = False, **kwargs):
+        super().__init__(idf=idf or idf_weights is not None, **kwargs)
         self._broadcast_idf = idf_weights
 
     def idf_weights(self, references):
-        if self._broadcast_idf is not None:
-            return self._broadcast_idf
-        return super().idf_weights(references)
+        if self._broadcast_idf is None:
+            raise RuntimeError("idf is on and the corpus weights have not reached this worker")
+        return self._broadcast_idf
 
 
 def _setup_worker(threads: int | None, cache_mb: float | None):
@@ -277,22 +373,37 @@ def _setup_worker(threads: int | None, cache_mb: float | None):
 
 
 def _fail_once(path: str | None, index: int) -> None:
-    """Fault injection for the tests: the first worker to reach block ``index`` written in ``path`` dies."""
+    """Fault injection for the tests, for block ``index`` as written in the file ``path``: ``N`` = the first worker
+    to reach it dies, ``raise:N`` = its first call raises (both once: the file is removed first), ``always:N`` = every
+    call raises (a block that cannot be scored)."""
     if not path or not os.path.exists(path):
         return
     try:
         with open(path) as fh:
-            target = int(fh.read().strip() or 0)
-        if index != target:
+            text = fh.read().strip()
+        mode, _, target = text.rpartition(":")
+        if index != int(target or 0):
             return
+        if mode == "always":
+            raise RuntimeError(f"injected failure in block {index}, on every attempt")
         os.remove(path)
     except (OSError, ValueError):
         return
+    if mode == "raise":
+        raise RuntimeError(f"injected failure in block {index}")
     os._exit(1)
 
 
 def _peak_rss_mb() -> float:
-    """Peak resident memory of this process so far, MB (Linux reports kB, macOS bytes)."""
+    """Peak resident memory of this process so far, MB: Linux's ``VmHWM`` (of this program; ``ru_maxrss`` would keep
+    the peak of a parent process across ``exec``), else ``ru_maxrss`` (macOS reports bytes, others kB)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 2**10
+    except OSError:
+        pass
     import resource
 
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -338,60 +449,89 @@ def score_block(scorer: Scorer, systems: dict[str, list[str]], references: list[
 
 
 class _BlockScorer:
-    """Ray Data actor: one Scorer (one model load); each call scores one block."""
+    """Ray actor: one Scorer (one model load, in the constructor); each call scores one block."""
 
-    def __init__(self, scorer_kwargs: dict, idf_weights=None, threads: int | None = None,
+    def __init__(self, scorer_kwargs: dict, idf: bool = False, threads: int | None = None,
                  cache_mb: float | None = DEFAULT_WORKER_CACHE_MB, fail_once: str | None = None):
         _setup_worker(threads, cache_mb)
-        self.scorer = _BroadcastIdfScorer(idf_weights, **scorer_kwargs)
-        _ = self.scorer.encoder  # load now: one model load per actor, before the first block
+        self.scorer = _BroadcastIdfScorer(None, idf=idf, **scorer_kwargs)
+        _ = self.scorer.encoder  # load now: a model that cannot load fails the actor's start, not a block
         self.fail_once = fail_once
 
-    def __call__(self, batch: dict) -> dict:
-        out = {"block": [], "raw": [], "best": [], "notes": [], "seconds": [], "peak_rss_mb": []}
-        for block, payload in zip(batch["block"], batch["payload"]):
-            _fail_once(self.fail_once, int(block))
-            t0 = time.perf_counter()
-            data = json.loads(payload)
-            res = score_block(self.scorer, data["systems"], data["references"])
-            out["block"].append(int(block))
-            out["raw"].append(res["raw"].tobytes())
-            out["best"].append(res["best"].tobytes())
-            out["notes"].append(json.dumps(res["notes"]))
-            out["seconds"].append(time.perf_counter() - t0)
-            out["peak_rss_mb"].append(_peak_rss_mb())
-        return {"peak_rss_mb": np.asarray(out["peak_rss_mb"], dtype=np.float64),
-                "block": np.asarray(out["block"], dtype=np.int64), "raw": np.asarray(out["raw"], dtype=object),
-                "best": np.asarray(out["best"], dtype=object), "notes": np.asarray(out["notes"], dtype=object),
-                "seconds": np.asarray(out["seconds"], dtype=np.float64)}
+    def ready(self) -> bool:
+        return True
+
+    def score(self, block: int, systems: dict[str, list[str]], references: list[list[str]],
+              idf: list | None = None) -> dict:
+        """``idf``: ``[ObjectRef of the corpus idf weights]`` (in a list, so that Ray hands over the reference and
+        the weights are fetched once per actor, not with every block; a restarted actor fetches them again)."""
+        if idf is not None and self.scorer._broadcast_idf is None:
+            import ray
+
+            self.scorer._broadcast_idf = ray.get(idf[0])
+        _fail_once(self.fail_once, int(block))
+        t0 = time.perf_counter()
+        res = score_block(self.scorer, systems, references)
+        res["seconds"] = time.perf_counter() - t0
+        res["peak_rss_mb"] = _peak_rss_mb()
+        return res
 
 
-class _DocumentFrequencies:
-    """Ray Data actor: token-id document frequencies of one block's reference sentences."""
+class _TokenizerOnly:
+    """Token ids exactly as :meth:`Encoder.encode` gives them (the same method, run on this object), from the
+    tokenizer alone: the idf pass needs ids, not the model's weights. The tokenizer is loaded as
+    :class:`~bertscore_viz.encoder.Encoder` loads it (same class and options; the tests compare the idf with the
+    single-process one)."""
 
-    def __init__(self, model, device=None, precision: str = "fp32", threads: int | None = None):
-        from .encoder import get_encoder
-        from .models import resolve_model
+    from .encoder import Encoder as _Encoder
 
-        _setup_worker(threads, None)
-        self.encoder = get_encoder(resolve_model(model), device, precision)
+    encode = _Encoder.encode
 
-    def __call__(self, batch: dict) -> dict:
-        ids_out, counts_out, docs = [], [], []
-        for payload in batch["payload"]:
-            sentences = json.loads(payload)
-            counts: Counter = Counter()
-            for tok in self.encoder.encode(sentences):
-                counts.update(set(tok.ids.tolist()))
-            ids_out.append(np.fromiter(counts.keys(), dtype=np.int64, count=len(counts)).tobytes())
-            counts_out.append(np.fromiter(counts.values(), dtype=np.int64, count=len(counts)).tobytes())
-            docs.append(len(sentences))
-        return {"ids": np.asarray(ids_out, dtype=object), "counts": np.asarray(counts_out, dtype=object),
-                "documents": np.asarray(docs, dtype=np.int64)}
+    def __init__(self, spec):
+        import transformers
+        from transformers import AutoTokenizer
+
+        from .encoder import FALLBACK_MAX_LENGTH, _bpe_prefix_classes, _hub_kwargs
+
+        kwargs = {"local_files_only": True} if spec.local else _hub_kwargs(spec)
+        transformers.utils.logging.set_verbosity_error()
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(spec.source, **kwargs)
+            if isinstance(tokenizer, _bpe_prefix_classes()):
+                tokenizer = AutoTokenizer.from_pretrained(spec.source, add_prefix_space=True, **kwargs)
+        except (OSError, ValueError, ImportError) as exc:
+            raise ModelError(f"Could not load the tokenizer of {spec.name!r} from {spec.source!r}: "
+                             f"{str(exc).splitlines()[0][:300]}.") from None
+        self.tokenizer = tokenizer
+        max_len = getattr(tokenizer, "model_max_length", None) or FALLBACK_MAX_LENGTH
+        self.max_length = int(max_len) if max_len < 100_000 else FALLBACK_MAX_LENGTH
+        self._tok_lock = threading.Lock()
+        self._tok_cache: OrderedDict = OrderedDict()
+
+
+_TOKENIZERS: dict[tuple[str, str], _TokenizerOnly] = {}
+
+
+def document_frequencies(model: str | None, sentences: list[str]) -> tuple[np.ndarray, np.ndarray, int]:
+    """Token ids, the number of sentences each occurs in, and the number of sentences (a Ray task of the idf
+    pass; the tokenizer is loaded once per worker process). ``model`` is resolved on the worker, as the scoring
+    actors resolve it (the bundled model lives wherever the package is installed on that node)."""
+    from .models import resolve_model
+
+    spec = resolve_model(model)
+    key = (spec.name, spec.source)
+    tok = _TOKENIZERS.get(key)
+    if tok is None:
+        tok = _TOKENIZERS[key] = _TokenizerOnly(spec)
+    counts: Counter = Counter()
+    for t in tok.encode(sentences):
+        counts.update(set(t.ids.tolist()))
+    ids = np.fromiter(counts.keys(), dtype=np.int64, count=len(counts))
+    return ids, np.fromiter(counts.values(), dtype=np.int64, count=len(counts)), len(sentences)
 
 
 class _BaselineBlock:
-    """Ray Data actor: one baseline block at every layer, summarised as count, mean and squared deviations."""
+    """Ray actor: one baseline block at every layer, summarised as count, mean and squared deviations."""
 
     def __init__(self, scorer_kwargs: dict, threads: int | None = None,
                  cache_mb: float | None = DEFAULT_WORKER_CACHE_MB, fail_once: str | None = None):
@@ -400,63 +540,220 @@ class _BaselineBlock:
         self.n_layers = self.scorer.encoder.num_layers + 1
         self.fail_once = fail_once
 
-    def __call__(self, batch: dict) -> dict:
+    def ready(self) -> bool:
+        return True
+
+    def score(self, block: int, cands: list[str], refs: list[str]) -> tuple:
         from .baseline_compute import block_moments, score_block as baseline_block
 
-        out = {"block": [], "k": [], "mean": [], "m2": []}
-        for block, payload in zip(batch["block"], batch["payload"]):
-            _fail_once(self.fail_once, int(block))
-            cands, refs = json.loads(payload)
-            k, mean_b, m2_b = block_moments(baseline_block(self.scorer, cands, refs, self.n_layers))
-            out["block"].append(int(block))
-            out["k"].append(k)
-            out["mean"].append(mean_b.tobytes())
-            out["m2"].append(m2_b.tobytes())
-        return {"block": np.asarray(out["block"], dtype=np.int64), "k": np.asarray(out["k"], dtype=np.int64),
-                "mean": np.asarray(out["mean"], dtype=object), "m2": np.asarray(out["m2"], dtype=object)}
+        _fail_once(self.fail_once, int(block))
+        return block_moments(baseline_block(self.scorer, cands, refs, self.n_layers))
 
 
+# --- the pool -----------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Resources:
-    """How the actor pool is laid out: ``workers`` actors, each with ``cpus`` CPUs (torch threads) and ``gpus``."""
+    """How the actor pool is laid out: ``workers`` actors, each with ``cpus`` CPUs (torch threads) and ``gpus``.
+    ``note`` says what was changed from the request to fit the cluster ("" when nothing)."""
 
     workers: int
     cpus: int
     gpus: int
+    note: str = ""
 
     def describe(self) -> str:
         kind = f"{self.gpus} GPU + {self.cpus} CPU" if self.gpus else f"{self.cpus} CPU thread(s)"
         return f"{self.workers} worker(s), {kind} each"
 
+    def actor_options(self) -> dict:
+        """Ray options of each actor: its resources, restarted when it dies, its calls retried then."""
+        opts = {"num_cpus": self.cpus, "max_restarts": -1, "max_task_retries": ACTOR_TASK_RETRIES}
+        if self.gpus:
+            opts["num_gpus"] = self.gpus
+        return opts
+
 
 def plan_resources(ray, workers: int | None = None, cpus_per_worker: int | None = None,
                    device: str | None = None) -> Resources:
-    """One actor per GPU when the cluster has GPUs (and the device is not ``cpu``); else CPU actors: by default one
-    per CPU with one thread each, or ``workers`` actors sharing the CPUs."""
-    res = ray.cluster_resources()
-    total_cpu = max(1, int(res.get("CPU", 1)))
-    gpus = int(res.get("GPU", 0))
+    """The actor pool for the cluster, one that can always be scheduled.
+
+    One actor per GPU when the cluster has GPUs (and the device is not ``cpu``), never more than the GPUs; else CPU
+    actors: by default one per CPU with one thread each, or ``workers`` actors sharing the CPUs. Actors that would
+    not fit the nodes' CPUs are left out, with a ``note`` saying so.
+
+    Raises:
+        InputError: ``workers`` or ``cpus_per_worker`` below 1, more CPUs per worker than any node has, or a CUDA
+            device asked for on a cluster without GPUs.
+    """
     if workers is not None and workers < 1:
         raise InputError(f"--workers must be at least 1, got {workers}.")
-    if gpus and (device is None or str(device).startswith("cuda")):
-        return Resources(workers or gpus, cpus_per_worker or 1, 1)
+    if cpus_per_worker is not None and cpus_per_worker < 1:
+        raise InputError(f"--cpus-per-worker must be at least 1, got {cpus_per_worker}.")
+    res = ray.cluster_resources()
+    total_cpu = int(res.get("CPU", 0))
+    gpus = int(res.get("GPU", 0))
+    node_cpus = [int(n.get("Resources", {}).get("CPU", 0)) for n in ray.nodes() if n.get("Alive", True)]
+    node_cpus = [c for c in node_cpus if c > 0] or ([total_cpu] if total_cpu else [])
+    if not node_cpus:
+        raise InputError("The Ray cluster has no CPU to run a worker on.")
+    largest = max(node_cpus)
+    if cpus_per_worker is not None and cpus_per_worker > largest:
+        raise InputError(f"--cpus-per-worker {cpus_per_worker} is more than any node of the Ray cluster has (at most "
+                         f"{largest} CPUs): no worker could start. Give at most {largest}.")
+    use_gpu = gpus > 0 and (device is None or str(device).startswith("cuda"))
+    if device is not None and str(device).startswith("cuda") and not gpus:
+        raise InputError(f"--device {device} asks for a GPU, and the Ray cluster has none. Leave --device out (CPU "
+                         "workers) or add GPU nodes.")
+    if use_gpu:
+        cpus = cpus_per_worker or 1
+        fit = sum(c // cpus for c in node_cpus)
+        want = workers or gpus
+        n = max(1, min(want, gpus, fit))
+        note = ""
+        if n < want:
+            note = (f"{want} workers asked for; the cluster has {gpus} GPU(s) and room for {fit} worker(s) of {cpus} "
+                    f"CPU: using {n}.")
+        return Resources(n, cpus, 1, note)
     if workers is None:
         cpus = cpus_per_worker or 1
-        return Resources(max(1, total_cpu // cpus), cpus, 0)
-    return Resources(workers, cpus_per_worker or max(1, total_cpu // workers), 0)
+        return Resources(max(1, sum(c // cpus for c in node_cpus)), cpus, 0)
+    cpus = cpus_per_worker or max(1, min(largest, total_cpu // workers))
+    fit = sum(c // cpus for c in node_cpus)
+    n = max(1, min(workers, fit))
+    note = ""
+    if n < workers:
+        note = (f"{workers} workers of {cpus} CPU(s) do not fit the cluster's {total_cpu} CPU(s) (largest node "
+                f"{largest}): using {n}.")
+    return Resources(n, cpus, 0, note)
 
 
-def _map(ray, items: list[dict], cls, ctor_kwargs: dict, res: Resources):
-    """A Ray Data pipeline: one item per block, through an actor pool of ``cls``, one block per call.
+class _Pool:
+    """Actors of one class, fed by the driver: each call goes to the actor with the fewest calls in flight."""
 
-    Ray Data restarts an actor that dies and retries its block (``max_restarts=-1``, ``max_task_retries=-1`` are its
-    defaults for actor pools); a block's output reaches the driver once, after its call succeeded.
+    def __init__(self, ray, cls, ctor_kwargs: dict, res: Resources):
+        self.ray = ray
+        remote_cls = ray.remote(**res.actor_options())(cls)
+        self.actors = [remote_cls.remote(**ctor_kwargs) for _ in range(res.workers)]
+        self.load = [0] * len(self.actors)
+        self.capacity = IN_FLIGHT_PER_WORKER * len(self.actors)
+
+    def submit(self, key, args: tuple):
+        i = min(range(len(self.actors)), key=self.load.__getitem__)
+        self.load[i] += 1
+        return self.actors[i].score.remote(key, *args), i
+
+    def release(self, slot) -> None:
+        self.load[slot] -= 1
+
+    def close(self) -> None:
+        for actor in self.actors:
+            try:
+                self.ray.kill(actor)
+            except Exception:  # already gone
+                pass
+        self.actors = []
+
+
+class _Tasks:
+    """Ray tasks of one function (no actor): the idf pass."""
+
+    def __init__(self, ray, fn, capacity: int, num_cpus: int = 1):
+        self.remote = ray.remote(num_cpus=num_cpus, max_retries=ACTOR_TASK_RETRIES)(fn)
+        self.capacity = max(1, capacity)
+
+    def submit(self, key, args: tuple):
+        return self.remote.remote(*args), None
+
+    def release(self, slot) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class _BlockFailed(Exception):
+    def __init__(self, key, attempts: int, cause: BaseException):
+        super().__init__(key, attempts, cause)
+        self.key, self.attempts, self.cause = key, attempts, cause
+
+
+def _stream(ray, pool, jobs: Iterable[tuple[int, Callable[[], tuple]]]) -> Iterator[tuple[int, object]]:
+    """``(key, result)`` of every job, in the order they finish.
+
+    ``jobs`` yields ``(key, make_args)``; ``make_args()`` builds a block's arguments only when the pool has room (at
+    most ``pool.capacity`` calls in flight), so the blocks are never all in memory or in the object store at once. A
+    call that raises is made again, up to :data:`BLOCK_ATTEMPTS` times in all.
+
+    Raises:
+        _BlockFailed: a block raised on every attempt. Ray's own errors (an actor that cannot start) pass through.
     """
-    data = ray.data.from_items(items, override_num_blocks=max(1, len(items)))
-    kwargs = {"num_gpus": res.gpus} if res.gpus else {}
-    return data.map_batches(cls, batch_size=1, batch_format="numpy",
-                            compute=ray.data.ActorPoolStrategy(size=max(1, min(res.workers, len(items)))),
-                            fn_constructor_kwargs=ctor_kwargs, num_cpus=res.cpus, **kwargs)
+    jobs = iter(jobs)
+    pending: dict = {}
+    exhausted = False
+
+    def submit(key, make, attempt):
+        ref, slot = pool.submit(key, make())
+        pending[ref] = (key, make, attempt, slot)
+
+    try:
+        while True:
+            while not exhausted and len(pending) < pool.capacity:
+                nxt = next(jobs, None)
+                if nxt is None:
+                    exhausted = True
+                else:
+                    submit(nxt[0], nxt[1], 1)
+            if not pending:
+                return
+            done, _ = ray.wait(list(pending), num_returns=1)
+            key, make, attempt, slot = pending.pop(done[0])
+            pool.release(slot)
+            try:
+                result = ray.get(done[0])
+            except ray.exceptions.RayTaskError as exc:  # raised by the block's code: once more, on any actor
+                if attempt < BLOCK_ATTEMPTS:
+                    submit(key, make, attempt + 1)
+                    continue
+                raise _BlockFailed(key, attempt, getattr(exc, "cause", None) or exc) from None
+            yield key, result
+    finally:  # stopped early (an error, Ctrl-C): what is still queued is not run
+        for ref in pending:
+            try:
+                ray.cancel(ref)
+            except Exception:  # already finished, or its actor is gone
+                pass
+
+
+def _reason(exc: BaseException) -> str:
+    """What went wrong, in one line, from a Ray error (the original exception, not Ray's traceback)."""
+    if isinstance(exc, _BlockFailed):
+        cause = exc.cause
+        text = str(cause).strip().splitlines()
+        return (f"block {exc.key} failed on all {exc.attempts} attempts: {type(cause).__name__}: "
+                f"{(text[-1] if text else '')[:300]}")
+    import re
+
+    lines = [re.sub(r"\x1b\[[0-9;]*m", "", ln).strip() for ln in str(exc).splitlines()]
+    lines = [ln for ln in lines if ln and not set(ln) <= set("^~ ")]
+    if getattr(exc, "actor_init_failed", False):
+        return f"a worker could not start ({lines[-1][:300] if lines else type(exc).__name__})"
+    return f"{type(exc).__name__}: {(lines[-1] if lines else '')[:300]}"
+
+
+def _guarded(ray, say_failed: Callable[[str], str]):
+    """Turns Ray's errors into a :class:`WorkerError` whose message ``say_failed(reason)`` writes."""
+    import contextlib
+
+    @contextlib.contextmanager
+    def guard():
+        try:
+            yield
+        except _BlockFailed as exc:
+            raise WorkerError(say_failed(_reason(exc))) from None
+        except ray.exceptions.RayError as exc:
+            raise WorkerError(say_failed(_reason(exc))) from None
+
+    return guard()
 
 
 # --- scoring ------------------------------------------------------------------------------------------------------
@@ -468,9 +765,9 @@ class ScoreRun:
         output: the output directory; scores: its ``scores.parquet``.
         rows: rows in ``scores.parquet`` (segments x systems); blocks: total blocks; blocks_run: scored by this run
         (the others were already done); signature: of the reported numbers; problems: input problems (rows left
-        out, empty cells); seconds: wall time; startup_seconds: Ray start-up and actor pool set-up (first block);
-        block_seconds: each block's scoring time in its worker; worker_peak_rss_mb: largest peak resident memory
-        of a worker process.
+        out, empty cells); seconds: wall time; startup_seconds: Ray start-up and actor pool set-up (until the first
+        block came back, less its own scoring time); block_seconds: each block's scoring time in its worker;
+        worker_peak_rss_mb: largest peak resident memory of a worker process; driver_peak_rss_mb: of this process.
     """
 
     output: Path
@@ -485,6 +782,7 @@ class ScoreRun:
     block_seconds: list = field(default_factory=list)
     resources: Resources | None = None
     worker_peak_rss_mb: float = 0.0
+    driver_peak_rss_mb: float = 0.0
 
 
 def _check_layer(scorer: Scorer) -> None:
@@ -505,25 +803,52 @@ def _check_layer(scorer: Scorer) -> None:
 
 
 def _fingerprint(ds: upload.Dataset, settings: dict, block_segments: int) -> str:
-    h = hashlib.sha256(json.dumps([settings, block_segments, list(ds.systems), list(ds.systems.values()),
-                                   ds.references, ds.segment_ids, ds.rows, ds.sources],
-                                  ensure_ascii=False).encode("utf-8"))
+    """The job's id: a hash of the settings (the full signature with its versions, torch's version, the baseline)
+    and of every text, segment id, row and source, fed to the hash one piece at a time (no copy of the dataset)."""
+    h = hashlib.sha256()
+
+    def put(text: str) -> None:
+        b = text.encode("utf-8", "surrogatepass")
+        h.update(len(b).to_bytes(8, "little"))
+        h.update(b)
+
+    names = list(ds.systems)
+    put(json.dumps([settings, block_segments, names, ds.n_segments, ds.sources is not None], sort_keys=True,
+                   ensure_ascii=False))
+    columns = [ds.systems[s] for s in names]
+    for i, refs in enumerate(ds.references):
+        put(str(ds.segment_ids[i]))
+        put(str(ds.rows[i]))
+        put(ds.sources[i] if ds.sources is not None else "")
+        h.update(len(refs).to_bytes(4, "little"))
+        for r in refs:
+            put(r)
+        for col in columns:
+            put(col[i])
     return h.hexdigest()[:32]
 
 
-def _write_atomic(table, path: Path) -> None:
+def _write_parquet(table, path: Path) -> None:
+    """A Parquet file written atomically (a full disk is a message; the earlier file stays)."""
     import pyarrow.parquet as pq
 
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    pq.write_table(table, tmp)
-    os.replace(tmp, path)
+    from .fileio import atomic_write_via
+
+    atomic_write_via(path, lambda tmp: pq.write_table(table, tmp))
 
 
-def _part_done(path: Path, expected_rows: int) -> bool:
+def _part_done(path: Path, expected_rows: int, job: str) -> bool:
+    """The part exists, is readable, has the block's rows and was written by this job (its metadata says so)."""
     import pyarrow.parquet as pq
+
+    from . import results_file
 
     try:
-        return path.is_file() and pq.read_metadata(path).num_rows == expected_rows
+        if not path.is_file():
+            return False
+        meta = pq.read_metadata(path)
+        info = json.loads((meta.metadata or {}).get(results_file.META_KEY, b"{}"))
+        return meta.num_rows == expected_rows and info.get("job") == job
     except Exception:  # a damaged part is scored again
         return False
 
@@ -560,6 +885,35 @@ def _block_table(ds: upload.Dataset, names: list[str], a: int, b: int, raw: np.n
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
+def _baseline_file(scorer: Scorer, lang: str, baseline_path: str | None) -> str | None:
+    """The name (not the path) of the baseline file the rescaled columns come from."""
+    from .baseline import find_baseline
+
+    try:
+        return Path(find_baseline(scorer.spec.name, lang, baseline_path).source).name
+    except BertScoreVizError:
+        return None
+
+
+def _load_idf(out: Path, job: str) -> tuple[dict, int] | None:
+    """The document frequencies a run of this job counted and kept (None when absent or of another job)."""
+    try:
+        data = json.loads((out / IDF_FILE).read_text(encoding="utf-8"))
+        if data.get("job") != job:
+            return None
+        return dict(zip(map(int, data["ids"]), map(int, data["counts"]))), int(data["num_documents"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _save_idf(out: Path, job: str, counts: dict, documents: int) -> None:
+    from .fileio import atomic_write_text
+
+    ids = sorted(counts)
+    atomic_write_text(out / IDF_FILE, json.dumps({"job": job, "num_documents": documents, "ids": ids,
+                                                  "counts": [counts[i] for i in ids]}, separators=(",", ":")))
+
+
 def score_files(inputs: str | Sequence[str], output: str | Path, *, model: str | None = None,
                 layer: int | None = None, idf: bool = False, rescale_with_baseline: bool = False, lang: str = "en",
                 baseline_path: str | None = None, batch_size: int = 64, device: str | None = None,
@@ -574,25 +928,29 @@ def score_files(inputs: str | Sequence[str], output: str | Path, *, model: str |
     Args:
         inputs: file(s) or directory(ies): Parquet, CSV/TSV or JSON Lines, in the wide or long layout (or plain
             candidate/reference columns).
-        output: a directory; holds ``parts/``, ``scores.parquet``, ``_job.json`` and ``problems.json``.
+        output: a directory; holds ``parts/``, ``scores.parquet``, ``_job.json``, ``_idf.json`` (with idf) and
+            ``problems.json``.
         model, layer, idf, rescale_with_baseline, lang, baseline_path, batch_size, device, precision: as
             :class:`~bertscore_viz.scorer.Scorer` (idf over all references of the input).
         mapping, empty: column roles (None = detected) and the empty-cell policy of the Compare page.
-        address: None/``local`` (a local Ray instance), ``auto`` or ``ray://host:10001``.
+        address: None/``local`` (a new local Ray instance), ``auto``, ``HOST:PORT`` or ``ray://host:10001``.
         workers, cpus_per_worker: actor pool (default one per GPU, else one per CPU).
         block_segments: segments per block (all systems of each segment).
         worker_cache_mb: each worker's embedding cache bound.
         overwrite: replace the results of a different job found in ``output`` (else an error).
         progress: ``progress(pairs done, pairs total)``; log: one-line status messages.
-        fail_once: testing only: a file holding a block id; the worker reaching that block dies once.
+        fail_once: testing only: a file holding a block id (``N``: the worker reaching it dies; ``raise:N``: the
+            call raises), once.
 
     Raises:
-        InputError, ModelError, BaselineError: before any worker starts.
+        RayNotInstalled, InputError, ModelError, BaselineError: before anything is written or any worker starts.
+        WorkerError: a worker could not start or a block failed on every attempt; finished blocks are kept.
     """
     t_start = time.perf_counter()
     say = log or (lambda _m: None)
     if block_segments < 1:
         raise InputError(f"The block size must be at least 1 segment, got {block_segments}.")
+    _ray()  # installed? (said before anything is read or written)
     ds = read_input(inputs, mapping, empty)
     scorer = Scorer(model=model, layer=layer, idf=idf, rescale_with_baseline=rescale_with_baseline, lang=lang,
                     baseline_path=baseline_path, batch_size=batch_size, device=device, precision=precision)
@@ -603,12 +961,20 @@ def score_files(inputs: str | Sequence[str], output: str | Path, *, model: str |
             baseline = scorer.baseline_for(scorer.layer)  # rescaled columns too when a baseline exists
         except BaselineError:
             baseline = None
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        torch_version = version("torch")  # not `import torch`: the driver loads no model and needs no torch
+    except PackageNotFoundError:
+        torch_version = ""
     names = list(ds.systems)
     n = ds.n_segments
     n_blocks = math.ceil(n / block_segments)
+    sig = scorer.signature
     settings = {"model": scorer.spec.name, "source": scorer.spec.source, "layer": scorer.layer, "idf": scorer.idf,
-                "rescale": scorer.rescale_with_baseline, "lang": lang,
-                "baseline": None if baseline is None else baseline.tolist(), "precision": precision}
+                "rescale": scorer.rescale_with_baseline, "lang": lang, "signature": str(sig),
+                "torch": torch_version, "baseline": None if baseline is None else baseline.tolist(),
+                "precision": precision}
     fingerprint = _fingerprint(ds, settings, block_segments)
     out = Path(output)
     if out.suffix.lower() in (".parquet", ".pq"):
@@ -623,59 +989,107 @@ def score_files(inputs: str | Sequence[str], output: str | Path, *, model: str |
             old = {}
         if old.get("fingerprint") != fingerprint:
             if not overwrite:
-                raise InputError(f"The output directory {out} holds the results of a different job (other input or "
-                                 "settings). Give a new directory, or --overwrite to replace them.")
+                raise InputError(f"The output directory {out} holds the results of a different job (other input, "
+                                 "settings or software versions). Give a new directory, or --overwrite to replace "
+                                 "them.")
             for p in parts.glob("part-*.parquet"):
                 p.unlink()
             (out / SCORES_FILE).unlink(missing_ok=True)
+            (out / IDF_FILE).unlink(missing_ok=True)
     parts.mkdir(parents=True, exist_ok=True)
-    sig = scorer.signature
     from . import results_file
+    from .fileio import atomic_write_text
 
-    meta = results_file.metadata(sig, baseline, names, n,
-                                 {"job": fingerprint, "model_source": scorer.spec.source, "input": [str(p) for p in ([inputs] if isinstance(
-                                     inputs, (str, Path)) else inputs)]})
-    job_path.write_text(json.dumps({"fingerprint": fingerprint, "blocks": n_blocks, "block_segments": block_segments,
-                                    "segments": n, "systems": names, "signature": str(sig), "settings": settings},
-                                   indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    (out / PROBLEMS_FILE).write_text(json.dumps([p.as_dict() for p in ds.problems], indent=1, ensure_ascii=False),
-                                     encoding="utf-8")
+    given = [inputs] if isinstance(inputs, (str, Path)) else list(inputs)
+    from .catalog import model_source_record
+
+    # the results file travels (the app reads it on other machines): no path of this machine in it
+    # model_path (a local directory only) lets the app on the same machine reopen the model for the drill-down
+    extra = {"job": fingerprint, "model_source": model_source_record(scorer.spec),
+             "model_path": scorer.spec.source if scorer.spec.local else None, "input": [str(p) for p in given],
+             "lang": lang, "block_segments": block_segments,
+             "baseline_file": _baseline_file(scorer, lang, baseline_path) if baseline is not None else None}
+    meta = results_file.metadata(sig, baseline, names, n, extra)
+    atomic_write_text(job_path, json.dumps({"fingerprint": fingerprint, "blocks": n_blocks,
+                                            "block_segments": block_segments, "segments": n, "systems": names,
+                                            "signature": str(sig), "settings": settings},
+                                           indent=2, ensure_ascii=False) + "\n")
+    atomic_write_text(out / PROBLEMS_FILE, json.dumps([p.as_dict() for p in ds.problems], indent=1,
+                                                      ensure_ascii=False))
     bounds = [(k * block_segments, min(n, (k + 1) * block_segments)) for k in range(n_blocks)]
     todo = [k for k, (a, b) in enumerate(bounds)
-            if not _part_done(parts / f"part-{k:06d}.parquet", (b - a) * len(names))]
+            if not _part_done(parts / f"part-{k:06d}.parquet", (b - a) * len(names), fingerprint)]
     total_pairs = n * len(names)
     done_pairs = total_pairs - sum((bounds[k][1] - bounds[k][0]) * len(names) for k in todo)
     if progress:
         progress(done_pairs, total_pairs)
     run = ScoreRun(out, out / SCORES_FILE, total_pairs, n_blocks, len(todo), str(sig), list(ds.problems))
-    if todo:
+    frequencies = _load_idf(out, fingerprint) if scorer.idf else None
+    if todo or (scorer.idf and frequencies is None):
         if done_pairs:
             say(f"resuming: {n_blocks - len(todo)} of {n_blocks} blocks already done in {parts}")
         ray = connect(address)
         res = plan_resources(ray, workers, cpus_per_worker, device)
         run.resources = res
+        if res.note:
+            say(res.note)
         say(f"Ray: {res.describe()}; {len(todo)} block(s) of up to {block_segments} segments x {len(names)} system(s)")
-        weights = None
-        if scorer.idf:
-            weights = _distributed_idf(ray, ds, bounds, model, scorer, res)
-            say(f"idf from {weights.num_documents:,} reference sentences ({len(weights.weights):,} token ids)")
-        scorer_kwargs = {"model": model, "layer": scorer.layer, "batch_size": batch_size, "device": device,
-                         "precision": precision}
-        items = [{"block": k, "payload": json.dumps(
-            {"systems": {s: ds.systems[s][bounds[k][0]:bounds[k][1]] for s in names},
-             "references": ds.references[bounds[k][0]:bounds[k][1]]}, ensure_ascii=False)} for k in todo]
-        pipeline = _map(ray, items, _BlockScorer,
-                        {"scorer_kwargs": scorer_kwargs, "idf_weights": weights, "threads": res.cpus,
-                         "cache_mb": worker_cache_mb, "fail_once": fail_once}, res)
-        first = None
-        for row in pipeline.iter_rows():
-            k = int(row["block"])
+        finished = [n_blocks - len(todo)]
+
+        def failed(reason: str) -> str:
+            return (f"The Ray job stopped: {reason}. {finished[0]} of {n_blocks} block(s) are finished and kept in "
+                    f"{parts}. Fix the cause and run the same command again: it scores only the rest.")
+
+        with _guarded(ray, failed):
+            if scorer.idf and frequencies is None:
+                frequencies = _distributed_document_frequencies(ray, ds, bounds, model, res)
+                _save_idf(out, fingerprint, *frequencies)
+            weights = None
+            if scorer.idf:
+                from .idf import idf_from_counts
+
+                weights = idf_from_counts(*frequencies)
+                say(f"idf from {weights.num_documents:,} reference sentences ({len(weights.weights):,} token ids)")
+            if todo:
+                _score_blocks(ray, ds, names, bounds, todo, parts, meta, baseline, scorer, res, weights, run,
+                              {"model": model, "layer": scorer.layer, "batch_size": batch_size,
+                               "device": None if res.gpus else device, "precision": precision},
+                              worker_cache_mb, fail_once, total_pairs, done_pairs, progress, finished, t_start)
+    missing = [k for k, (a, b) in enumerate(bounds)
+               if not _part_done(parts / f"part-{k:06d}.parquet", (b - a) * len(names), fingerprint)]
+    if missing:
+        raise WorkerError(f"{len(missing)} block(s) have no results after the run (first: {missing[0]}). Run the same "
+                          "command again: finished blocks are kept.")
+    if scorer.idf:
+        meta = results_file.metadata(sig, baseline, names, n, extra, document_frequencies=frequencies)
+    _merge(parts, n_blocks, out / SCORES_FILE, meta)
+    run.seconds = time.perf_counter() - t_start
+    run.driver_peak_rss_mb = _peak_rss_mb()
+    return run
+
+
+def _score_blocks(ray, ds, names, bounds, todo, parts: Path, meta: dict, baseline, scorer: Scorer, res: Resources,
+                  weights, run: ScoreRun, scorer_kwargs: dict, worker_cache_mb, fail_once, total_pairs: int,
+                  done_pairs: int, progress, finished: list, t_start: float) -> None:
+    """The scoring pass: the blocks in ``todo`` through an actor pool, each result written as its part file."""
+
+    def block_args(k: int) -> Callable[[], tuple]:
+        a, b = bounds[k]
+        return lambda: ({s: ds.systems[s][a:b] for s in names}, ds.references[a:b], idf_ref)
+
+    idf_ref = [ray.put(weights)] if weights is not None else None  # held here until the pool is closed
+    pool = _Pool(ray, _BlockScorer, {"scorer_kwargs": scorer_kwargs, "idf": weights is not None,
+                                     "threads": res.cpus, "cache_mb": worker_cache_mb, "fail_once": fail_once}, res)
+    first = None
+    try:
+        for k, row in _stream(ray, pool, ((k, block_args(k)) for k in todo)):
             a, b = bounds[k]
-            raw = np.frombuffer(row["raw"], dtype=np.float64).reshape(-1, 3)
-            best = np.frombuffer(row["best"], dtype=np.int64)
-            table = _block_table(ds, names, a, b, raw, best, json.loads(row["notes"]), baseline,
+            table = _block_table(ds, names, a, b, np.asarray(row["raw"], dtype=np.float64).reshape(-1, 3),
+                                 np.asarray(row["best"], dtype=np.int64), list(row["notes"]), baseline,
                                  scorer.rescale_with_baseline, meta)
-            _write_atomic(table, parts / f"part-{k:06d}.parquet")
+            _write_parquet(table, parts / f"part-{k:06d}.parquet")
+            del table
+            finished[0] += 1
             run.block_seconds.append(float(row["seconds"]))
             run.worker_peak_rss_mb = max(run.worker_peak_rss_mb, float(row["peak_rss_mb"]))
             if first is None:
@@ -683,15 +1097,9 @@ def score_files(inputs: str | Sequence[str], output: str | Path, *, model: str |
             done_pairs += (b - a) * len(names)
             if progress:
                 progress(done_pairs, total_pairs)
-        run.startup_seconds = first or 0.0
-    missing = [k for k, (a, b) in enumerate(bounds)
-               if not _part_done(parts / f"part-{k:06d}.parquet", (b - a) * len(names))]
-    if missing:
-        raise BertScoreVizError(f"{len(missing)} block(s) have no results after the run (first: {missing[0]}). Run "
-                                "the same command again: finished blocks are kept.")
-    _merge(parts, n_blocks, out / SCORES_FILE, meta)
-    run.seconds = time.perf_counter() - t_start
-    return run
+    finally:
+        pool.close()
+    run.startup_seconds = first or 0.0
 
 
 def _merge(parts: Path, n_blocks: int, target: Path, meta: dict) -> None:
@@ -699,32 +1107,40 @@ def _merge(parts: Path, n_blocks: int, target: Path, meta: dict) -> None:
     import pyarrow.parquet as pq
 
     from . import results_file
+    from .fileio import atomic_write_via
 
     schema = results_file.schema().with_metadata(meta)
-    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-    with pq.ParquetWriter(tmp, schema) as writer:
-        for k in range(n_blocks):
-            writer.write_table(pq.read_table(parts / f"part-{k:06d}.parquet").cast(schema))
-    os.replace(tmp, target)
+
+    def render(tmp: str) -> None:
+        with pq.ParquetWriter(tmp, schema) as writer:
+            for k in range(n_blocks):
+                writer.write_table(pq.read_table(parts / f"part-{k:06d}.parquet").cast(schema))
+
+    atomic_write_via(target, render)
+
+
+def _distributed_document_frequencies(ray, ds: upload.Dataset, bounds, model: str | None,
+                                      res: Resources) -> tuple[dict, int]:
+    """First pass: document frequencies of all reference sentences, counted per block by tokenizer-only Ray tasks
+    (no model weights loaded), summed on the driver. Returns ``(token id -> count, number of sentences)``."""
+
+    def block_args(a: int, b: int) -> Callable[[], tuple]:
+        return lambda: (model, [r for group in ds.references[a:b] for r in group])
+
+    tasks = _Tasks(ray, document_frequencies, IN_FLIGHT_PER_WORKER * res.workers * res.cpus)
+    totals: Counter = Counter()
+    documents = 0
+    for _, (ids, counts, docs) in _stream(ray, tasks, ((k, block_args(a, b)) for k, (a, b) in enumerate(bounds))):
+        totals.update(dict(zip(ids.tolist(), counts.tolist())))
+        documents += int(docs)
+    return dict(totals), documents
 
 
 def _distributed_idf(ray, ds: upload.Dataset, bounds, model, scorer: Scorer, res: Resources):
-    """First pass: document frequencies of all reference sentences, counted per block by an actor pool, summed."""
+    """idf weights over all references of ``ds`` from the distributed first pass (as :func:`score_files` uses)."""
     from .idf import idf_from_counts
 
-    items = [{"block": k, "payload": json.dumps([r for group in ds.references[a:b] for r in group],
-                                                 ensure_ascii=False)} for k, (a, b) in enumerate(bounds)]
-    pipeline = _map(ray, items, _DocumentFrequencies,
-                    {"model": model, "device": scorer.device,
-                     "precision": scorer.precision, "threads": res.cpus}, res)
-    totals: Counter = Counter()
-    documents = 0
-    for row in pipeline.iter_rows():
-        ids = np.frombuffer(row["ids"], dtype=np.int64)
-        counts = np.frombuffer(row["counts"], dtype=np.int64)
-        totals.update(dict(zip(ids.tolist(), counts.tolist())))
-        documents += int(row["documents"])
-    return idf_from_counts(totals, documents)
+    return idf_from_counts(*_distributed_document_frequencies(ray, ds, bounds, model, res))
 
 
 # --- baselines ----------------------------------------------------------------------------------------------------
@@ -732,39 +1148,53 @@ def ray_block_runner(address: str | None = None, workers: int | None = None, cpu
                      model: str | None = None, batch_size: int = 64, device: str | None = None,
                      precision: str = "fp32", worker_cache_mb: float | None = DEFAULT_WORKER_CACHE_MB,
                      fail_once: str | None = None, stats: dict | None = None):
-    """A ``run_blocks`` for :func:`~bertscore_viz.baseline_compute.compute_baseline`: the blocks on a Ray actor pool.
+    """A ``run_blocks`` for :func:`~bertscore_viz.baseline_compute.compute_baseline`: the blocks on a Ray actor pool,
+    each block's sentences handed to Ray only when an actor has room.
+
+    Raises:
+        RayNotInstalled: at once, before the corpus is read.
 
     Returns:
-        ``run(sentences, blocks, n_layers, progress)`` giving ``(k, mean, m2)`` per block in block order.
+        ``run(sentences, blocks, n_layers, progress)`` giving ``(k, mean, m2)`` per block in block order; it raises
+        :class:`WorkerError` when a worker cannot start or a block fails on every attempt.
     """
+    _ray()
 
     def run(sentences, blocks, n_layers, progress=None):
         ray = connect(address)
         res = plan_resources(ray, workers, cpus_per_worker, device)
         if stats is not None:
             stats["resources"] = res
-        items = [{"block": b, "payload": json.dumps([[sentences[i] for i in pairs[:, 0]],
-                                                     [sentences[j] for j in pairs[:, 1]]], ensure_ascii=False)}
-                 for b, pairs in enumerate(blocks)]
         total = int(sum(len(p) for p in blocks))
-        kwargs = {"scorer_kwargs": {"model": model, "layer": 0, "batch_size": batch_size, "device": device,
-                                    "precision": precision},
+        kwargs = {"scorer_kwargs": {"model": model, "layer": 0, "batch_size": batch_size,
+                                    "device": None if res.gpus else device, "precision": precision},
                   "threads": res.cpus, "cache_mb": worker_cache_mb, "fail_once": fail_once}
+
+        def block_args(pairs) -> Callable[[], tuple]:
+            return lambda: ([sentences[i] for i in pairs[:, 0]], [sentences[j] for j in pairs[:, 1]])
+
         got: dict[int, tuple] = {}
         done = 0
         if progress:
             progress(0, total)
-        for row in _map(ray, items, _BaselineBlock, kwargs, res).iter_rows():
-            b = int(row["block"])
-            shape = (n_layers, 3)
-            got[b] = (int(row["k"]), np.frombuffer(row["mean"], dtype=np.float64).reshape(shape),
-                      np.frombuffer(row["m2"], dtype=np.float64).reshape(shape))
-            done += int(row["k"])
-            if progress:
-                progress(done, total)
+
+        def failed(reason: str) -> str:
+            return f"The Ray baseline job stopped: {reason}. No file was written; run the same command again."
+
+        with _guarded(ray, failed):
+            pool = _Pool(ray, _BaselineBlock, kwargs, res)
+            try:
+                for b, (k, mean_b, m2_b) in _stream(ray, pool, ((b, block_args(p)) for b, p in enumerate(blocks))):
+                    got[b] = (int(k), np.asarray(mean_b, dtype=np.float64).reshape(n_layers, 3),
+                              np.asarray(m2_b, dtype=np.float64).reshape(n_layers, 3))
+                    done += int(k)
+                    if progress:
+                        progress(done, total)
+            finally:
+                pool.close()
         missing = [b for b in range(len(blocks)) if b not in got]
         if missing:
-            raise BertScoreVizError(f"{len(missing)} baseline block(s) came back without results; run again.")
+            raise WorkerError(f"{len(missing)} baseline block(s) came back without results; run again.")
         return [got[b] for b in range(len(blocks))]
 
     return run
@@ -775,9 +1205,11 @@ def add_score_args(p) -> None:
     """The ``score --ray`` options (the model/layer/idf/rescale flags are the score command's own)."""
     g = p.add_argument_group("distributed (Ray)")
     g.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
-                   help="score on Ray: no address = a local Ray instance on this machine's cores; 'auto' or "
-                        "ray://HEAD:10001 for a cluster. Needs --input and --output")
-    g.add_argument("--input", nargs="+", default=None, help="Parquet/CSV/TSV/JSON Lines file(s) or directories")
+                   help="score on Ray: no address = a new local Ray instance on this machine's cores; 'auto' (the "
+                        "cluster this machine joined), HOST:6379 or ray://HEAD:10001 for a cluster. Needs --input "
+                        "and --output")
+    g.add_argument("--input", nargs="+", default=None,
+                   help="Parquet/CSV/TSV/JSON Lines file(s) or directories (searched recursively)")
     g.add_argument("--output", default=None, help="output directory (scores.parquet, parts/, problems.json)")
     g.add_argument("--workers", type=int, default=None, help="actors (default: one per GPU, else one per CPU)")
     g.add_argument("--cpus-per-worker", type=int, default=None, help="CPU threads per actor")
@@ -786,9 +1218,26 @@ def add_score_args(p) -> None:
     g.add_argument("--reference-column", nargs="+", default=None, help="reference column(s) (default: detected)")
     g.add_argument("--candidate-column", default=None, help="candidate column (plain or long layout)")
     g.add_argument("--system-column", default=None, help="system-name column (long layout)")
+    g.add_argument("--system-columns", nargs="+", default=None, help="one column per system (wide layout)")
+    g.add_argument("--source-column", default=None, help="source-sentence column (optional)")
+    g.add_argument("--segment-id-column", default=None, help="segment-id column (optional)")
     g.add_argument("--empty", choices=[upload.EMPTY_SCORE, upload.EMPTY_SKIP], default=upload.EMPTY_SCORE,
                    help="empty cells: score them as empty text (0) or skip the segment")
     g.add_argument("--overwrite", action="store_true", help="replace another job's results in --output")
+
+
+def mapping_from_cli(args) -> upload.ColumnMapping | None:
+    """The column mapping the ``score --ray`` flags give (None: detected from the header)."""
+    return mapping_from_args(args.reference_column, args.candidate_column, args.system_column,
+                             getattr(args, "system_columns", None), getattr(args, "source_column", None),
+                             getattr(args, "segment_id_column", None))
+
+
+def interrupted_message(args) -> str:
+    """What Ctrl-C left behind in a ``score --ray`` run (for the command line's message)."""
+    out = Path(args.output or ".")
+    return (f"the blocks finished so far are kept in {out / PARTS_DIR} ({SCORES_FILE} is written only at the end and "
+            "was not changed); run the same command again to score the rest")
 
 
 def _bar(what: str):
@@ -808,14 +1257,13 @@ def run_score_cli(args) -> int:
     """``python -m bertscore_viz score --ray [ADDRESS] --input PATH --output DIR [model flags]``."""
     if not args.input or not args.output:
         raise InputError("score --ray needs --input (files or directories) and --output (a directory).")
-    mapping = mapping_from_args(args.reference_column, args.candidate_column, args.system_column)
     run = score_files(args.input, args.output, model=args.model, layer=args.layer, idf=args.idf,
                       rescale_with_baseline=args.rescale_with_baseline, lang=args.lang,
                       baseline_path=args.baseline_path, batch_size=args.batch_size, device=args.device,
-                      precision=args.precision, mapping=mapping, empty=args.empty, address=args.ray,
+                      precision=args.precision, mapping=mapping_from_cli(args), empty=args.empty, address=args.ray,
                       workers=args.workers, cpus_per_worker=args.cpus_per_worker, block_segments=args.block_segments,
                       overwrite=args.overwrite, progress=_bar("scoring pairs"),
-                      log=lambda m: print(m, file=sys.stderr))
+                      log=lambda m: print(f"\n{m}", file=sys.stderr))
     print(file=sys.stderr)
     errors = [p for p in run.problems if p.severity == "error"]
     if run.problems:

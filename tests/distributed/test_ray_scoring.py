@@ -1,10 +1,13 @@
-"""Scoring on Ray (local, num_cpus=2) gives the single-process Scorer's numbers, survives a dead worker, resumes a
-partial output directory, and refuses bad input before any worker starts. Real WMT16 data, the bundled model."""
+"""Scoring on Ray (local, num_cpus=2) gives the single-process Scorer's numbers, survives a dead worker and a block
+that raises once, says what failed when a worker cannot start or a block keeps failing (keeping the finished blocks),
+resumes a partial output directory (parts of the same job only), and refuses bad input before any worker starts. Real
+WMT16 data, the bundled model."""
 
 from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -12,7 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from bertscore_viz import distributed, results_file
+from bertscore_viz import distributed, results_file, upload
 from bertscore_viz.errors import InputError
 from bertscore_viz.scorer import Scorer
 
@@ -135,8 +138,16 @@ def test_rerun_completes_a_partial_output_directory(ray_session, fault_run, wide
     # a half-written temporary file of an interrupted run, and a truncated part: both are redone
     (out / distributed.PARTS_DIR / ".part-000001.parquet.tmp-999").write_bytes(b"PAR1 half")
     (out / distributed.PARTS_DIR / "part-000005.parquet").write_bytes(b"PAR1 cut")
+    # a part of another job (other versions, say) with the right number of rows: redone, not mixed in
+    other = out / distributed.PARTS_DIR / "part-000002.parquet"
+    table = pq.read_table(other)
+    info = json.loads(table.schema.metadata[results_file.META_KEY])
+    info["job"] = "another-job"
+    meta = {**table.schema.metadata, results_file.META_KEY: json.dumps(info).encode()}
+    pq.write_table(table.replace_schema_metadata(meta).set_column(
+        table.column_names.index("raw_f1"), "raw_f1", pa.array(np.zeros(table.num_rows))), other)
     run = distributed.score_files(wide_parquet_dir, out, block_segments=50, workers=2)
-    assert run.blocks_run == 3
+    assert run.blocks_run == 4
     after = pd.read_parquet(run.scores)
     pd.testing.assert_frame_equal(before, after, check_exact=False, rtol=0, atol=TOL)
     _assert_unique_and_complete(run.scores, 300, ["sys_mt", "sys_other"])
@@ -165,7 +176,8 @@ def _csv(path, text):
     (lambda d: _csv(d / "x.csv", "system_a,system_b\nA cat.,The cat.\n"), "No reference column was found"),
     (lambda d: d / "missing.csv", "does not exist"),
     (lambda d: (d / "bad.csv").write_bytes(b"reference,sys\n\xe9t\xe9,ok\n") and d / "bad.csv", "not UTF-8"),
-    (lambda d: (d / "bad.parquet").write_bytes(b"not parquet at all") and d / "bad.parquet", "cannot be read as Parquet"),
+    (lambda d: (d / "bad.parquet").write_bytes(b"not parquet at all") and d / "bad.parquet",
+     "cannot be read as Parquet"),
     (lambda d: _csv(d / "empty.csv", ""), "empty"),
     (lambda d: _csv(d / "header.csv", "reference,sys_a\n"), "no data rows"),
     (lambda d: (d / "emptydir").mkdir() or d / "emptydir", "holds no .parquet"),
@@ -210,3 +222,180 @@ def test_an_unknown_layer_or_missing_baseline_is_refused_before_ray(no_ray, tmp_
         distributed.score_files(path, tmp_path / "out", layer=40)
     with pytest.raises(BaselineError):
         distributed.score_files(path, tmp_path / "out", rescale_with_baseline=True, lang="xx")
+
+
+# --- failures: retried once, or a message that says what failed and that finished blocks stay -----------------
+@pytest.fixture(scope="module")
+def small_csv(tmp_path_factory):
+    """60 segments x 2 systems (wide), scored in 4 blocks of 15."""
+    path = tmp_path_factory.mktemp("small") / "small.csv"
+    pd.DataFrame(wide_rows(60, 400)).to_csv(path, index=False)
+    return path
+
+
+def _assert_single_process_numbers(scores, src):
+    ds = distributed.read_input(src)
+    got = _by_system(scores)
+    scorer = Scorer()
+    for name in ds.systems:
+        want = scorer.score(ds.systems[name], ds.references)
+        assert np.max(np.abs(got[name]["f1"].to_numpy() - want.f1)) < TOL, name
+
+
+def test_a_block_that_raises_on_its_first_attempt_is_tried_again(ray_session, small_csv, tmp_path):
+    marker = tmp_path / "fail_once"
+    marker.write_text("raise:2")
+    run = distributed.score_files(small_csv, tmp_path / "out", block_segments=15, workers=2, fail_once=str(marker))
+    assert not marker.exists(), "the fault was not injected: no call reached block 2"
+    assert run.blocks == run.blocks_run == 4
+    _assert_unique_and_complete(run.scores, 60, ["sys_mt", "sys_other"])
+    _assert_single_process_numbers(run.scores, small_csv)
+
+
+def test_a_block_failing_on_every_attempt_stops_the_job_keeping_the_finished_blocks(ray_session, small_csv,
+                                                                                    tmp_path):
+    marker = tmp_path / "fail_always"
+    marker.write_text("always:1")
+    out = tmp_path / "out"
+    with pytest.raises(distributed.WorkerError) as err:
+        distributed.score_files(small_csv, out, block_segments=15, workers=2, fail_once=str(marker))
+    msg = str(err.value)
+    assert f"block 1 failed on all {distributed.BLOCK_ATTEMPTS} attempts" in msg
+    assert "RuntimeError: injected failure in block 1" in msg and "run the same command again" in msg
+    assert "Traceback" not in msg
+    kept = sorted(p.name for p in (out / distributed.PARTS_DIR).glob("part-*.parquet"))
+    assert "part-000001.parquet" not in kept
+    assert f"{len(kept)} of 4 block(s) are finished and kept" in msg
+    assert not (out / distributed.SCORES_FILE).exists()
+    marker.unlink()
+    run = distributed.score_files(small_csv, out, block_segments=15, workers=2)
+    assert run.blocks_run == 4 - len(kept)
+    _assert_unique_and_complete(run.scores, 60, ["sys_mt", "sys_other"])
+    _assert_single_process_numbers(run.scores, small_csv)
+
+
+@pytest.fixture
+def model_without_weights(tmp_path):
+    """A model directory the driver can check (config.json) but no worker can load: as when a model is missing on
+    a node of the cluster."""
+    from bertscore_viz.models import resolve_model
+
+    d = tmp_path / "broken-model"
+    d.mkdir()
+    shutil.copy(Path(resolve_model(None).source) / "config.json", d / "config.json")
+    return d
+
+
+def test_a_worker_that_cannot_start_is_a_message_not_a_traceback(ray_session, small_csv, model_without_weights,
+                                                                 tmp_path, capsys):
+    from bertscore_viz.cli import main
+
+    out = tmp_path / "out"
+    with pytest.raises(distributed.WorkerError, match=r"a worker could not start \(.*Could not load model"):
+        distributed.score_files(small_csv, out, model=str(model_without_weights), layer=3, workers=1)
+    code = main(["score", "--ray", "--input", str(small_csv), "--output", str(out), "-m", str(model_without_weights),
+                 "-l", "3", "--workers", "1"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "error: The Ray job stopped: a worker could not start" in err and "0 of 1 block(s)" in err
+    assert "Traceback" not in err
+
+
+# --- resuming: only parts of the same job, software versions included -----------------------------------------
+def test_the_job_id_covers_the_full_signature_and_torch(small_csv):
+    ds = distributed.read_input(small_csv)
+    settings = {"model": "m", "layer": 4, "signature": "m_L4_no-idf_version=bertscore-viz-0.1.0(hug_trans=5.23.0)",
+                "torch": "2.13.0"}
+    base = distributed._fingerprint(ds, settings, 15)
+    assert base == distributed._fingerprint(ds, dict(settings), 15)
+    for key, value in (("signature", settings["signature"].replace("5.23.0", "5.24.0")), ("torch", "2.14.0")):
+        assert distributed._fingerprint(ds, {**settings, key: value}, 15) != base, key
+    edited = upload.Dataset({k: list(v) for k, v in ds.systems.items()}, ds.references, ds.sources,
+                            ds.segment_ids, ds.rows)
+    edited.systems["sys_mt"][59] += "!"
+    assert distributed._fingerprint(edited, settings, 15) != base
+
+
+def test_the_job_file_records_the_signature_and_versions(ray_session, long_run):
+    _, run = long_run
+    job = json.loads((run.output / distributed.JOB_FILE).read_text())
+    assert job["settings"]["signature"] == run.signature and job["settings"]["torch"]
+    for part in (run.output / distributed.PARTS_DIR).glob("part-*.parquet"):
+        info = json.loads(pq.read_schema(part).metadata[results_file.META_KEY])
+        assert info["job"] == job["fingerprint"]
+
+
+# --- the results file holds what the drill-down needs to reproduce a row ---------------------------------------
+def test_the_file_scorer_reproduces_rows_with_the_files_idf_and_baseline(long_run):
+    """2 references per segment, idf on, rescaled: the one-segment explanation equals the file's row, with idf from
+    the file's document frequencies (not from the segment's references)."""
+    _, run = long_run
+    table = results_file.read_results(run.scores)
+    assert table.idf is not None and table.idf.num_documents == 2000
+    want_idf = Scorer(idf=True).idf_weights(table.references)
+    assert table.idf.weights == want_idf.weights and table.idf.unseen == want_idf.unseen
+    frame = pd.read_parquet(run.scores)
+    sc = results_file.file_scorer(table, rescaled=True)
+    assert str(sc.signature) == run.signature
+    for i in (0, 17, 999):
+        row = frame[(frame.segment_index == i) & (frame.system == "B")].iloc[0]
+        ex = sc.explain(row["candidate"], list(row["references"]))
+        assert abs(ex.f1 - row["raw_f1"]) < TOL and abs(ex.precision - row["raw_precision"]) < TOL
+        np.testing.assert_allclose(ex.rescaled, [row["precision"], row["recall"], row["f1"]], rtol=0, atol=TOL)
+    raw = results_file.file_scorer(table, rescaled=False)
+    row = frame[(frame.segment_index == 5) & (frame.system == "A")].iloc[0]
+    ex = raw.explain(row["candidate"], list(row["references"]))
+    assert ex.rescaled is None and abs(ex.recall - row["raw_recall"]) < TOL
+
+
+# --- input coverage ------------------------------------------------------------------------------------------
+def test_a_partitioned_directory_is_read_recursively_with_its_partition_columns(no_ray, tmp_path):
+    """Spark's ``partitionBy("system")`` output: system=NAME/ folders, _SUCCESS, hidden .crc files, an empty part."""
+    rows = wide_rows(30, 600)
+    root = tmp_path / "spark_out"
+    for name, col in (("A", "sys_mt"), ("B", "sys_other")):
+        d = root / f"system={name}"
+        d.mkdir(parents=True)
+        frame = pd.DataFrame({"segment_id": rows["segment_id"], "candidate": rows[col], "reference": rows["reference"]})
+        pq.write_table(pa.Table.from_pandas(frame[:20], preserve_index=False), d / "part-00000-x.snappy.parquet")
+        pq.write_table(pa.Table.from_pandas(frame[20:], preserve_index=False), d / "part-00001-x.snappy.parquet")
+        pq.write_table(pa.Table.from_pandas(frame[:0], preserve_index=False), d / "part-00002-x.snappy.parquet")
+        (d / ".part-00000-x.snappy.parquet.crc").write_bytes(b"crc")
+    (root / "_SUCCESS").write_text("")
+    (root / "_temporary").mkdir()
+    (root / "_temporary" / "part-99.parquet").write_bytes(b"half-written")
+    ds = distributed.read_input(root)
+    assert sorted(ds.systems) == ["A", "B"] and ds.n_segments == 30
+    assert ds.systems["A"] == rows["sys_mt"] and ds.systems["B"] == rows["sys_other"]
+    assert [r[0] for r in ds.references] == rows["reference"]
+    assert sum("has no rows; skipped" in p.problem for p in ds.problems) == 2
+
+
+def test_json_lines_files_with_keys_in_another_order_are_one_table(no_ray, tmp_path):
+    d = tmp_path / "jsonl"
+    d.mkdir()
+    (d / "a.jsonl").write_text('{"reference": "The cat sat.", "mt": "A cat sat."}\n', encoding="utf-8")
+    (d / "b.jsonl").write_text('{"mt": "The dog.", "reference": "A dog."}\n', encoding="utf-8")
+    ds = distributed.read_input(d)
+    assert ds.systems["mt"] == ["A cat sat.", "The dog."] and ds.references == [["The cat sat."], ["A dog."]]
+
+
+def test_a_parquet_file_with_zero_rows_is_a_clear_error(no_ray, tmp_path):
+    path = tmp_path / "empty.parquet"
+    pq.write_table(pa.table({"reference": pa.array([], pa.string()), "sys": pa.array([], pa.string())}), path)
+    with pytest.raises(InputError, match="no data rows"):
+        distributed.score_files(path, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_source_and_segment_id_columns_can_be_named_on_the_command_line(no_ray, tmp_path):
+    from bertscore_viz.cli import build_parser
+
+    path = _csv(tmp_path / "x.csv", "key,src,gold,hyp_a,hyp_b\nk1,Die Katze.,The cat.,A cat.,Cat.\n"
+                                    "k2,Der Hund.,The dog.,A dog.,Dog.\n")
+    args = build_parser().parse_args(["score", "--ray", "--input", str(path), "--output", str(tmp_path / "out"),
+                                      "--reference-column", "gold", "--system-columns", "hyp_a", "hyp_b",
+                                      "--source-column", "src", "--segment-id-column", "key"])
+    ds = distributed.read_input(path, distributed.mapping_from_cli(args))
+    assert ds.segment_ids == ["k1", "k2"] and ds.sources == ["Die Katze.", "Der Hund."]
+    assert list(ds.systems) == ["hyp_a", "hyp_b"]
