@@ -30,14 +30,16 @@ ENV BERTSCORE_VIZ_MODELS="" \
     BERTSCORE_VIZ_UPLOAD_ROWS=200000 \
     BERTSCORE_VIZ_SESSION_UPLOAD_MB=500 \
     BERTSCORE_VIZ_BASELINE_DIR="" \
-    STREAMLIT_SERVER_MAX_UPLOAD_SIZE=50
+    STREAMLIT_CLIENT_SHOW_ERROR_DETAILS=none
+# Streamlit's own upload cap (STREAMLIT_SERVER_MAX_UPLOAD_SIZE) is set by the entry point from BERTSCORE_VIZ_UPLOAD_MB
+# unless given here; app.py also hides error details itself (no message, trace or path reaches a browser).
 
 RUN useradd --create-home --uid 10001 --shell /usr/sbin/nologin app \
  && mkdir -p /var/lib/bertscore-viz/baselines && chown -R app /var/lib/bertscore-viz
 WORKDIR /app
 
 # Dependencies first (a layer that survives code changes). torch from the PyTorch index of the chosen variant.
-COPY requirements.txt pyproject.toml README.md ./
+COPY requirements.txt pyproject.toml README.md LICENSE ./
 COPY bertscore_viz ./bertscore_viz
 RUN pip install "torch==${TORCH_VERSION}" --index-url "https://download.pytorch.org/whl/${TORCH_VARIANT}" \
  && pip install -r requirements.txt

@@ -1,18 +1,27 @@
 """A large upload through the real app: N systems x M rows on the Compare page of a server started here (127.0.0.1,
-its own port), driven by Debian's Chromium. Prints the progress bar as it advances, the time to the answer, the
-server's peak resident memory, and checks the system table against the Python API.
+its own port), driven by Debian's Chromium, near the server's upload limits. Prints the figures docs/DEPLOY.md
+records: the limits used, the time to the answer, the progress bar as it advanced, the server's peak resident
+memory, and the system table against the Python API for the same file.
 
-    python bench/bench_load.py                      # 8 systems x 20,000 rows (the issue's size; tens of minutes on 2 cores)
-    python bench/bench_load.py --rows 2000          # scaled down
+    python bench/bench_load.py               # 8 systems x 20,000 rows (the issue's size; tens of minutes on 2 cores)
+    python bench/bench_load.py --rows 300    # a smoke run (a minute or two)
 
+"Near the limits": the server runs with ``BERTSCORE_VIZ_UPLOAD_MB`` just above the file's size and
+``BERTSCORE_VIZ_UPLOAD_ROWS`` equal to its rows (``--default-limits`` keeps the defaults, 50 MB and 200,000 rows).
 References are newstest2017 English sentences (19,021 lines, cycled past that), each system a variant of them.
+The temporary folder (the CSV) is removed at the end, also after an error or Ctrl-C.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import os
+import re
+import shutil
+import signal
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -21,26 +30,32 @@ import common  # noqa: F401  (import path, offline hub)
 
 from playwright.async_api import async_playwright, expect
 
+from bertscore_viz import deploy
 from tests.load import sessions as S
 from tests.load.conftest import Server, launch_browser, wide_csv
 
+PROGRESS = re.compile(r"([\d,]+) / ([\d,]+) sentences")
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--systems", type=int, default=8)
-    ap.add_argument("--rows", type=int, default=20_000)
-    ap.add_argument("--no-check", action="store_true", help="skip the API comparison (it scores everything again)")
-    args = ap.parse_args()
-    S.LONG = 4 * 3600 * 1000
-    tmp = Path(tempfile.mkdtemp(prefix="bench-load-"))
+
+def _count(text: str) -> tuple[int, int] | None:
+    found = PROGRESS.search(text)
+    return None if found is None else (int(found.group(1).replace(",", "")), int(found.group(2).replace(",", "")))
+
+
+def run(args, tmp: Path) -> None:
     path = tmp / f"{args.systems}x{args.rows}.csv"
     path.write_bytes(wide_csv(args.systems, args.rows, prefix="sys", corpus="news"))
-    print(f"file {path.name}: {path.stat().st_size / 2**20:.1f} MB, {args.rows:,} rows, {args.systems} systems")
-    server = Server({}, "bench-load")
-    server.start()
+    size_mb = path.stat().st_size / 2**20
+    env = {} if args.default_limits else {"BERTSCORE_VIZ_UPLOAD_MB": str(math.ceil(size_mb * 100 + 1) / 100),
+                                          "BERTSCORE_VIZ_UPLOAD_ROWS": str(args.rows),
+                                          "BERTSCORE_VIZ_SESSION_UPLOAD_MB": str(math.ceil(size_mb) + 1)}
+    print(f"file {path.name}: {size_mb:.2f} MB, {args.rows:,} rows, {args.systems} systems; server limits: "
+          + (", ".join(f"{k}={v}" for k, v in env.items()) or "the defaults (50 MB, 200,000 rows)"), flush=True)
+    deploy.load_policy(dict(os.environ, **env))  # as the image does: unusable limits stop here, not in the page
+    server = Server(env, "bench-load")
     samples: list[tuple[float, str]] = []
 
-    async def run():
+    async def drive():
         async with async_playwright() as pw:
             browser = await launch_browser(pw)
             page = await S.open_session(browser, server.url)
@@ -54,7 +69,7 @@ def main() -> None:
             while not await answer.is_visible():
                 try:
                     text = (await bar.inner_text(timeout=2000)).strip() if await bar.count() else last
-                except Exception:  # the bar went away between the two calls
+                except Exception:  # noqa: BLE001  the bar went away between the two calls
                     text = last
                 if text != last:
                     samples.append((time.monotonic() - start, text))
@@ -65,22 +80,49 @@ def main() -> None:
                 await asyncio.sleep(1.0)
             took = time.monotonic() - start
             table = await S.system_table(page)
+            errors = list(page.errors)
             await browser.close()
-            return took, table
+            return took, table, errors
 
     try:
-        took, table = asyncio.run(run())
+        server.start()
+        took, table, errors = asyncio.run(drive())
         peak = server.peak_rss_mb()
     finally:
         server.stop()
+    counts = [c for c in (_count(t) for _, t in samples) if c is not None]
+    done = [d for d, _ in counts]
+    monotone = all(a <= b for a, b in zip(done, done[1:]))
     pairs = args.systems * args.rows
-    print(f"answer after {took:.1f} s ({pairs / took:.0f} pairs/s through the app), {len(samples)} distinct "
-          f"progress texts, last: {samples[-1][1] if samples else '-'}; server peak RSS {peak:.0f} MB; "
-          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (other processes running)")
+    print(f"answer after {took:.1f} s ({pairs / took:.0f} pairs/s through the app)")
+    print(f"progress: {len(samples)} distinct texts seen, counts {'rising' if monotone else 'NOT rising'} from "
+          f"{done[0] if done else '-'} to {done[-1] if done else '-'} of {counts[-1][1] if counts else '-'} "
+          f"sentences; first after {samples[0][0]:.1f} s, last after {samples[-1][0]:.1f} s" if samples else
+          "progress: no progress text seen")
+    print(f"server peak RSS {peak:.0f} MB; page errors: {errors or 'none'}; load average "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (other processes may be running)")
     if not args.no_check:
         expected, _ = S.api_compare(path.read_bytes())
+        assert set(table) == set(expected), f"systems {sorted(table)} instead of {sorted(expected)}"
         worst = max(abs(float(table[s][k]) - v) for s, prf in expected.items() for k, v in zip(("P", "R", "F1"), prf))
-        print(f"system table against the Python API: max |d| {worst:.1e}")
+        print(f"system table against the Python API: max |d| {worst:.1e} "
+              f"({'equal within 1e-5' if worst < 1e-5 else 'DIFFERENT'})")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--systems", type=int, default=8)
+    ap.add_argument("--rows", type=int, default=20_000)
+    ap.add_argument("--default-limits", action="store_true", help="keep the server's default upload limits")
+    ap.add_argument("--no-check", action="store_true", help="skip the API comparison (it scores everything again)")
+    args = ap.parse_args()
+    S.LONG = 4 * 3600 * 1000
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `timeout` or kill: still stop the server, tidy up
+    tmp = Path(tempfile.mkdtemp(prefix="bench-load-"))
+    try:
+        run(args, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -2,10 +2,17 @@
 
 Shipped files live in ``baselines/<lang>/<model>.tsv`` (comma-separated despite the name, as bert-score's).
 The row is picked by position, as the reference does, after checking that the LAYER column agrees.
+
+Messages and sources name a shipped file relative to the repository (``baselines/fr/<model>.tsv``), so that a
+message shown in the app does not reveal where the server keeps its files; a file the caller named (a CLI user's
+``--baseline_path``) keeps the name it was given. Inside :func:`full_paths` (the command line, whose user owns the
+machine) shipped files are named by their absolute path.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import csv
 import io
 from dataclasses import dataclass
@@ -18,6 +25,30 @@ from .errors import BaselineError
 BASELINE_DIR = Path(__file__).resolve().parent.parent / "baselines"
 #: Baselines added at run time (computed or uploaded in the app), keyed by (lang, model name).
 _REGISTERED: dict[tuple[str, str], "BaselineTable"] = {}
+_FULL_PATHS: contextvars.ContextVar[bool] = contextvars.ContextVar("bertscore_viz_full_paths", default=False)
+
+
+@contextlib.contextmanager
+def full_paths():
+    """Within this block (in this thread), messages name shipped baseline files by their absolute path."""
+    token = _FULL_PATHS.set(True)
+    try:
+        yield
+    finally:
+        _FULL_PATHS.reset(token)
+
+
+def display_path(path: str | Path) -> str:
+    """How messages name a baseline file: a shipped one as ``baselines/<lang>/<file>`` (absolute inside
+    :func:`full_paths`), any other as it was given."""
+    path = Path(path)
+    if not _FULL_PATHS.get():
+        for candidate in (path, path.resolve()):  # as built from BASELINE_DIR, else after following links
+            try:
+                return (Path(BASELINE_DIR.name) / candidate.relative_to(BASELINE_DIR)).as_posix()
+            except ValueError:
+                continue
+    return str(path)
 
 
 @dataclass(frozen=True)
@@ -77,13 +108,16 @@ def parse_baseline(text: str, source: str = "<text>") -> BaselineTable:
 def read_baseline(path: str | Path) -> BaselineTable:
     """Read a baseline file; clear errors for a missing, non-UTF-8 or malformed file."""
     path = Path(path)
+    shown = display_path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise BaselineError(f"The baseline file {path} does not exist.") from None
+        raise BaselineError(f"The baseline file {shown} does not exist.") from None
     except UnicodeDecodeError:
-        raise BaselineError(f"The baseline file {path} is not UTF-8 text.") from None
-    return parse_baseline(text, str(path))
+        raise BaselineError(f"The baseline file {shown} is not UTF-8 text.") from None
+    except OSError as exc:
+        raise BaselineError(f"The baseline file {shown} cannot be read: {exc.strerror or exc}.") from None
+    return parse_baseline(text, shown)
 
 
 def format_baseline(values: np.ndarray) -> str:
@@ -129,8 +163,8 @@ def find_baseline(model: str, lang: str, baseline_path: str | Path | None = None
     path = shipped_baseline_path(lang, model)
     if not path.is_file():
         raise BaselineError(
-            f"No rescaling baseline for model {model!r} and language {lang!r}: {path} does not exist. "
-            "Compute one from a monolingual corpus (one sentence per line) with "
+            f"No rescaling baseline for model {model!r} and language {lang!r}: {display_path(path)} does not "
+            "exist. Compute one from a monolingual corpus (one sentence per line) with "
             f"`python -m bertscore_viz baseline --corpus FILE -m {model} --lang {lang} -o OUT.tsv` "
             "and pass it as baseline_path (--baseline_path), or compute or upload one on the app's "
             "Baselines page (used at once in that session), or turn rescaling off."

@@ -12,8 +12,14 @@ import; ``bertscore_viz/ui/cache.py`` applies them.
 
 from __future__ import annotations
 
+import gc
+import hashlib
+import logging
+import math
 import os
+import re
 import threading
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -22,6 +28,7 @@ from typing import Callable, Mapping
 from .errors import ModelError
 from .models import BUNDLED_ALIASES, BUNDLED_MODEL_NAME, ModelSpec, resolve_model
 
+log = logging.getLogger("bertscore_viz.app")
 ENV_PREFIX = "BERTSCORE_VIZ_"
 #: Setting name -> (type, default). Environment variable: ``BERTSCORE_VIZ_`` + name in upper case.
 SETTINGS: dict[str, tuple[type, object]] = {
@@ -104,8 +111,11 @@ def _convert(name: str, kind: type, value: object) -> object:
     except (TypeError, ValueError):
         what = "a whole number" if kind is int else "a number"
         raise DeployConfigError(f"{name} must be {what}, got {value!r}.") from None
-    if kind in (int, float) and out < (0 if name == "small_job" else 1):
-        raise DeployConfigError(f"{name} must be at least {0 if name == 'small_job' else 1}, got {value!r}.")
+    if kind is float and not 0 < out < float("inf"):  # sizes in MB: any positive amount (0.5 = 512 kB)
+        raise DeployConfigError(f"{name} must be a positive number of MB, got {value!r}.")
+    least = 0 if name.lower().endswith("small_job") else 1
+    if kind is int and out < least:
+        raise DeployConfigError(f"{name} must be at least {least}, got {value!r}.")
     return out
 
 
@@ -198,54 +208,137 @@ def _looks_like_path(text: str) -> bool:
 
 
 def _hub_cached(name: str) -> bool:
+    """The hub model's config is in this server's Hugging Face cache (then it loads with ``local_files_only``)."""
     try:
         from huggingface_hub import try_to_load_from_cache
     except ImportError:  # pragma: no cover - a transformers dependency
         return False
     try:
         found = try_to_load_from_cache(name, "config.json")
-    except Exception:  # an invalid repo id: not something this server holds
+    except Exception:  # noqa: BLE001  an invalid repo id: not something this server holds
         return False
     return isinstance(found, str)
+
+
+def _shown(text: str) -> str:
+    """What the user typed, shortened for a message (the only text of theirs a message echoes)."""
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:  # a name too long for the file system, a permission error: not a usable directory
+        return False
+
+
+def _real_name(spec: ModelSpec) -> ModelSpec:
+    """A local model under the name its weights have, not the path or label it was reached by: the catalog entry
+    whose name is the directory's (its default layer too), a Hugging Face cache snapshot's hub name, else the
+    directory's name. Signatures and baseline files (``baselines/<lang>/<name>.tsv``) use this name."""
+    from .catalog import get_entry
+    from .models import MODEL_LAYERS
+
+    if spec.bundled or not spec.local:
+        return spec
+    path = Path(spec.source)
+    name = path.name
+    if path.parent.name == "snapshots" and path.parent.parent.name.startswith("models--"):
+        name = path.parent.parent.name[len("models--"):].replace("--", "/")
+    entry = get_entry(name)
+    if entry is not None:
+        layer = entry.default_layer if entry.default_layer is not None else spec.default_layer
+        return replace(spec, name=entry.name, default_layer=layer)
+    layer = MODEL_LAYERS.get(name, spec.default_layer)
+    return replace(spec, name=name or spec.name, default_layer=layer)
+
+
+def _hub_spec(spec: ModelSpec, pol: Policy, shown: str, listing: str) -> ModelSpec:
+    """A hub name as this server may load it: with downloads off, only from its Hugging Face cache and with
+    ``local_files_only`` (``local=True``: the encoder then never opens a connection, whatever HF_HUB_OFFLINE
+    says); with downloads on, by name (transformers downloads it on first use)."""
+    if pol.allow_downloads:
+        return spec
+    if not _hub_cached(spec.source):
+        raise ModelNotAllowed(f"The hub model {shown!r} is not on this server, and downloads are turned off here. "
+                              f"Choose one of: {listing}, or a model already on this server.")
+    return replace(spec, local=True)
+
+
+def _unusable(label: str, what: str, exc: Exception) -> ModelError:
+    """A plain message for a model that cannot be used; the engine's (which may name server paths) goes to the
+    server log."""
+    log.error("model %r (%s) cannot be used: %s", label, what, exc)
+    return ModelError(f"The model {_shown(label)!r} cannot be used on this server. Choose another model; whoever "
+                      "runs the server finds the reason in its log.")
 
 
 def check_model(text: str | None, pol: Policy) -> ModelSpec:
     """The :class:`ModelSpec` of what a browser user chose, if this server offers it.
 
-    A name on the list resolves to its operator-given source; anything else is free text (a directory of the
-    server or a hub name), allowed only with ``allow_custom_models``, and a hub name not yet on this server only
-    with ``allow_downloads``. Nothing is looked up on disk for a name that is not allowed.
+    A name on the list resolves to its operator-given source, under the model's real name (catalog entry or
+    directory name: signatures, baselines and the default layer follow it; the operator's label is for display
+    only). Anything else is free text (a directory of the server or a hub name), allowed only with
+    ``allow_custom_models``; ``~`` is not expanded and a relative path is relative to the server's working
+    directory. A hub name (listed or typed) not already in this server's Hugging Face cache needs
+    ``allow_downloads``; with downloads off it loads with ``local_files_only``. Nothing is looked up on disk for a
+    name that is not allowed.
 
     Raises:
         ModelNotAllowed: naming what was asked for (shortened) and what is offered, never a server path.
-        ModelError: the registry's own errors for allowed free text (they echo only what the user typed).
+        ModelError: a model that is allowed but cannot be used, naming only what the user chose (the reason goes
+            to the server log).
     """
     typed = "" if text is None else str(text).strip()
     if not typed or typed in BUNDLED_ALIASES:
         typed = BUNDLED_MODEL_NAME
     offered = offered_models(pol)
-    if typed in offered:
-        spec = resolve_model(offered[typed])
-        return spec if spec.bundled or spec.name == typed else replace(spec, name=typed)
-    shown = typed if len(typed) <= 60 else typed[:57] + "..."
+    shown = _shown(typed)
     listing = ", ".join(offered) or "none"
+    if typed in offered:
+        try:
+            spec = resolve_model(offered[typed])  # the operator's own text: their paths, their home directory
+        except ModelError as exc:
+            raise _unusable(typed, f"offered as {offered[typed]!r}", exc) from None
+        return _real_name(spec) if spec.local else _hub_spec(spec, pol, shown, listing)
     if not pol.allow_custom_models:
         raise ModelNotAllowed(f"The model {shown!r} is not offered on this server. Choose one of: {listing}. "
                               "Other models (a directory or a hub name) are turned off here; whoever runs the "
                               "server can allow them (docs/DEPLOY.md).")
-    if not _looks_like_path(typed) and not Path(typed).expanduser().is_dir() and not pol.allow_downloads \
-            and not _hub_cached(typed):
-        raise ModelNotAllowed(f"The hub model {shown!r} is not on this server, and downloads are turned off here. "
-                              f"Choose one of: {listing}, or a model already on this server.")
-    return resolve_model(typed)
+    if typed.startswith("~"):
+        raise ModelError(f"{shown!r}: give the full path of a model directory on this server; '~' is not "
+                         "expanded here.")
+    path = Path(typed)
+    if _is_dir(path):
+        try:
+            has_config = (path / "config.json").is_file()
+        except OSError:
+            has_config = False
+        if not has_config:
+            raise ModelError(f"The directory {shown!r} holds no config.json, so it is not a Hugging Face model "
+                             "directory. Point to the folder that contains config.json and the weights.")
+    elif _looks_like_path(typed):
+        raise ModelError(f"The model directory {shown!r} does not exist on this server. Check the path, or give "
+                         "a hub name.")
+    try:
+        spec = resolve_model(typed)
+    except ModelError as exc:  # e.g. a catalog model that is not installed: the message names its install path
+        raise _unusable(typed, "typed by a user", exc) from None
+    return _real_name(spec) if spec.local else _hub_spec(spec, pol, shown, listing)
 
 
 class ModelPool:
-    """At most ``max_models`` loaded models; loading one more drops the least recently used.
+    """At most ``max_models`` loaded models in the pool, loaded one at a time, never two copies of one model.
 
-    Thread-safe. ``load(key)`` runs outside the lock (loading takes seconds); ``on_evict(value)`` is called for
-    each dropped value, so that the registry that holds it lets it go. A job still using a dropped model keeps
-    it until it ends.
+    Thread-safe. ``get(key, load)`` returns the pooled value, or runs ``load()`` under the pool's load lock (one
+    loader at a time; a second request for the same key waits and gets the first one's value). Before a load, the
+    least recently used models are dropped to make room (``on_evict(value)`` is called for each, so that the
+    registry that holds it lets it go), so loading never holds ``max_models + 1`` pooled models.
+
+    A job still using a dropped model keeps it until it ends. The pool remembers it (weakly): asked for again while
+    that job runs, the pool takes it back instead of loading a second copy. So the models in memory are at most
+    ``max_models`` plus those dropped while a running request still uses them (each request uses one model), and
+    never two copies of one model.
     """
 
     def __init__(self, max_models: int, on_evict: Callable[[object], None] | None = None):
@@ -254,25 +347,72 @@ class ModelPool:
         self.max_models = int(max_models)
         self.on_evict = on_evict
         self._items: OrderedDict[object, object] = OrderedDict()
+        self._dropped: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
         self._lock = threading.Lock()
+        self._load_lock = threading.Lock()
         self.evictions = 0
+        self.loads = 0
+        self.adopted = 0
+
+    def _lookup(self, key) -> tuple[object | None, list]:
+        """Under ``_lock``: the pooled value (or a dropped one still alive, taken back), and what that drops."""
+        if key in self._items:
+            self._items.move_to_end(key)
+            return self._items[key], []
+        alive = self._dropped.get(key)
+        if alive is None:
+            return None, []
+        del self._dropped[key]
+        self.adopted += 1
+        return alive, self._admit(key, alive)
+
+    def _admit(self, key, value) -> list:
+        """Under ``_lock``: add ``value`` as the most recently used; returns the values dropped for it."""
+        self._items[key] = value
+        self._items.move_to_end(key)
+        return self._trim(self.max_models)
+
+    def _trim(self, keep: int) -> list:
+        dropped = []
+        while len(self._items) > keep:
+            old_key, old = self._items.popitem(last=False)
+            try:
+                self._dropped[old_key] = old
+            except TypeError:  # a value that cannot be referenced weakly (tests' strings): not tracked
+                pass
+            dropped.append(old)
+            self.evictions += 1
+        return dropped
+
+    def _evicted(self, dropped: list) -> None:
+        """Outside ``_lock``: tell the registry, let go of the values (the list is emptied), free them now."""
+        if not dropped:
+            return
+        if self.on_evict is not None:
+            for old in dropped:
+                self.on_evict(old)
+        dropped.clear()
+        gc.collect()  # a dropped model that no job uses is freed now (its cycles too), before the next one loads
 
     def get(self, key, load: Callable[[], object]):
         with self._lock:
-            if key in self._items:
-                self._items.move_to_end(key)
-                return self._items[key]
-        value = load()
-        dropped = []
-        with self._lock:
-            value = self._items.setdefault(key, value)
-            self._items.move_to_end(key)
-            while len(self._items) > self.max_models:
-                dropped.append(self._items.popitem(last=False)[1])
-                self.evictions += 1
-        for old in dropped:
-            if self.on_evict is not None:
-                self.on_evict(old)
+            value, dropped = self._lookup(key)
+        if value is not None:
+            self._evicted(dropped)
+            return value
+        with self._load_lock:
+            with self._lock:
+                value, dropped = self._lookup(key)  # loaded (or taken back) while this request waited
+                if value is None:
+                    dropped = self._trim(self.max_models - 1)  # room first: at most max_models pooled
+            self._evicted(dropped)
+            if value is not None:
+                return value
+            value = load()
+            self.loads += 1
+            with self._lock:
+                dropped = self._admit(key, value)
+        self._evicted(dropped)
         return value
 
     def __contains__(self, key) -> bool:
@@ -287,10 +427,11 @@ class ModelPool:
 class JobQueue:
     """At most ``max_jobs`` jobs at once; the others wait in arrival order (first come, first served).
 
-    ``slot(on_wait)`` is a context manager; while waiting, ``on_wait(n_ahead)`` is called about every
-    ``poll`` seconds with the number of jobs that will start before this one (running jobs count when no slot is
-    free). An exception raised by ``on_wait`` (e.g. the user left the page) takes the job out of the queue. A
-    thread that already holds a slot enters again without waiting (nested calls of one job).
+    ``slot(on_wait)`` is a context manager; while waiting, ``on_wait(running, before)`` is called about every
+    ``poll`` seconds with the number of jobs running and the number of jobs waiting before this one. An exception
+    raised by ``on_wait`` (e.g. the user left the page) takes the job out of the queue; an exception raised by the
+    job itself frees its slot. A thread that already holds a slot enters again without waiting (nested calls of
+    one job).
     """
 
     def __init__(self, max_jobs: int, poll: float = 0.5):
@@ -315,12 +456,7 @@ class JobQueue:
         with self._cond:
             return len(self._waiting)
 
-    def _ahead(self, ticket) -> int:
-        pos = self._waiting.index(ticket)
-        free = self.max_jobs - self._running
-        return pos if free > pos else pos + self._running
-
-    def acquire(self, on_wait: Callable[[int], None] | None = None) -> None:
+    def acquire(self, on_wait: Callable[[int, int], None] | None = None) -> None:
         depth = getattr(self._local, "depth", 0)
         if depth:
             self._local.depth = depth + 1
@@ -335,10 +471,10 @@ class JobQueue:
                     if self._running + pos < self.max_jobs:
                         break
                     if on_wait is not None:
-                        n = self._ahead(ticket)
+                        running = self._running
                         self._cond.release()
                         try:
-                            on_wait(n)
+                            on_wait(running, pos)
                         finally:
                             self._cond.acquire()
                         announced = True
@@ -376,44 +512,61 @@ class JobQueue:
             self.queue.release()
             return False
 
-    def slot(self, on_wait: Callable[[int], None] | None = None) -> "JobQueue._Slot":
+    def slot(self, on_wait: Callable[[int, int], None] | None = None) -> "JobQueue._Slot":
         return JobQueue._Slot(self, on_wait)
 
 
-def wait_message(n_ahead: int, max_jobs: int) -> str:
-    """What a waiting user reads."""
-    return (f"Waiting for a free slot, {n_ahead} ahead. This server scores at most {max_jobs} large job(s) at "
-            "once; yours starts as soon as one ends.")
+def wait_message(running: int, before: int, max_jobs: int) -> str:
+    """What a waiting user reads: what is true now (jobs running, jobs queued before theirs) and how many jobs
+    must end before theirs starts (first come, first served)."""
+    ends = max(1, running + before - max_jobs + 1)
+    return (f"Waiting for a free slot: {running} job(s) running, {before} waiting before yours. This server scores "
+            f"at most {max_jobs} large job(s) at once; yours starts when "
+            + ("1 more job ends." if ends == 1 else f"{ends} more jobs end."))
 
 
 # --- baselines kept for later sessions ----------------------------------------------------------------------------
-def _safe_name(model: str) -> str:
-    import re
+_SAFE = re.compile(r"[^A-Za-z0-9._-]")
 
-    return re.sub(r"[^A-Za-z0-9._-]", "_", model.replace("/", "__")).lstrip(".") or "model"
+
+def _safe_name(name: str) -> str:
+    """A file name for a model or language name, one-to-one: a name of only ``A-Z a-z 0-9 . _ -`` (not starting
+    with a dot) is kept as it is; any other gets its characters replaced and ``~`` plus a hash of the original
+    added, a character a kept name cannot hold (``org/model`` -> ``org__model~<hash>``, ``org__model`` stays)."""
+    if name and not name.startswith(".") and not _SAFE.search(name) and len(name) <= 120:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    base = _SAFE.sub("_", name.replace("/", "__")).lstrip(".")[:100] or "model"
+    return f"{base}~{digest}"
 
 
 def saved_baseline_path(directory: str | Path, lang: str, model: str) -> Path:
-    """``<directory>/<lang>/<model>.tsv`` with the names made safe as file names."""
+    """``<directory>/<lang>/<model>.tsv`` with the names made safe (and one-to-one) as file names."""
     return Path(directory) / _safe_name(lang) / f"{_safe_name(model)}.tsv"
 
 
 def save_baseline(directory: str | Path, lang: str, model: str, table, provenance_json: str | None = None) -> Path:
-    """Keep a baseline (bert-score's format) for later sessions, written atomically, provenance beside it."""
+    """Keep a baseline (bert-score's format) for later sessions, written atomically, provenance beside it.
+
+    The provenance of an earlier baseline of the same model and language is removed first, then the table is
+    written, then its own provenance (when given): an interruption leaves a table with its own provenance or with
+    none, never with another baseline's.
+    """
     from .baseline import format_baseline
     from .fileio import atomic_write_text
 
     path = saved_baseline_path(directory, lang, model)
-    if provenance_json is not None:
-        atomic_write_text(path.with_suffix(".provenance.json"), provenance_json)
+    provenance = path.with_suffix(".provenance.json")
+    provenance.unlink(missing_ok=True)
     atomic_write_text(path, format_baseline(table.values))
+    if provenance_json is not None:
+        atomic_write_text(provenance, provenance_json)
     return path
 
 
 def saved_baseline(directory: str | Path, lang: str, model: str):
     """The baseline saved for (lang, model), or None. A saved file that cannot be read is ignored (and logged)."""
     import datetime as dt
-    import logging
 
     from .baseline import BaselineTable, read_baseline
     from .errors import BaselineError
@@ -425,10 +578,19 @@ def saved_baseline(directory: str | Path, lang: str, model: str):
     except FileNotFoundError:
         return None
     except (OSError, BaselineError) as exc:
-        logging.getLogger("bertscore_viz.app").error("ignoring the saved baseline %s: %s", path, exc)
+        log.error("ignoring the saved baseline %s: %s", path, exc)
         return None
     when = dt.datetime.fromtimestamp(stamp, dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return BaselineTable(table.values, f"saved on this server {when}")
+
+
+#: Streamlit's own cap on every upload (``server.maxUploadSize``, MB); the app's per-widget limits cannot exceed it.
+STREAMLIT_UPLOAD_VAR = "STREAMLIT_SERVER_MAX_UPLOAD_SIZE"
+
+
+def streamlit_upload_mb(pol: Policy) -> int:
+    """The ``server.maxUploadSize`` (whole MB) that lets through every file this policy accepts, and no more."""
+    return max(1, math.ceil(pol.upload_mb))
 
 
 def describe(pol: Policy) -> str:
@@ -463,7 +625,20 @@ def main(argv: list[str] | None = None) -> int:
         except OSError as exc:
             print(f"error: {ENV_PREFIX}BASELINE_DIR {directory} is not writable: {exc.strerror}", file=sys.stderr)
             return 2
+    cap = env_cap = os.environ.get(STREAMLIT_UPLOAD_VAR)
+    if env_cap is None:  # Streamlit's cap follows the policy (it reads this variable when it starts)
+        cap = os.environ[STREAMLIT_UPLOAD_VAR] = str(streamlit_upload_mb(pol))
     print(describe(pol), flush=True)
+    print(f"{STREAMLIT_UPLOAD_VAR} = {cap!r}" + ("" if env_cap is None else " (set by the operator)"), flush=True)
+    try:
+        too_low = env_cap is not None and float(env_cap) < pol.upload_mb
+    except ValueError:
+        print(f"error: {STREAMLIT_UPLOAD_VAR} must be a whole number of MB, got {env_cap!r}.", file=sys.stderr)
+        return 2
+    if too_low:
+        print(f"warning: {STREAMLIT_UPLOAD_VAR}={env_cap} is below {ENV_PREFIX}UPLOAD_MB={pol.upload_mb:g}: "
+              f"Streamlit refuses larger files itself, and the app states {env_cap} MB as the limit. Leave "
+              f"{STREAMLIT_UPLOAD_VAR} unset to follow {ENV_PREFIX}UPLOAD_MB.", file=sys.stderr, flush=True)
     if command:
         os.execvp(command[0], command)
     return 0

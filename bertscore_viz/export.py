@@ -6,20 +6,34 @@ import io
 import json
 import math
 
-FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+#: Characters that start a formula in a spreadsheet, ASCII and full-width (some spreadsheets, e.g. with East Asian
+#: input, read the full-width forms as the ASCII ones).
+FORMULA_SIGNS = ("=", "+", "-", "@", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+#: Leading characters that are neutralised whatever follows them (a tab or CR can shift a cell or start a row).
+FORMULA_PREFIXES = FORMULA_SIGNS + ("\t", "\r")
 
 
 def neutralize_cell(value):
     """Prefix a text cell that a spreadsheet would read as a formula with a single quote.
 
-    Numbers are left alone (a negative rescaled score stays a number); only strings are touched.
+    A formula sign counts also after leading whitespace (spreadsheets skip it: ``" =1+1"`` is a formula), and in
+    its full-width form (``＝``). Numbers are left alone (a negative rescaled score stays a number); only strings
+    are touched.
 
     >>> neutralize_cell("=HYPERLINK(1)"), neutralize_cell("-0.5 is text"), neutralize_cell(-0.5)
     ("'=HYPERLINK(1)", "'-0.5 is text", -0.5)
+    >>> neutralize_cell("  @SUM(A1)"), neutralize_cell("\uff1dcmd")
+    ("'  @SUM(A1)", "'\uff1dcmd")
     """
-    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
+    if isinstance(value, str) and (value.startswith(FORMULA_PREFIXES) or value.lstrip().startswith(FORMULA_SIGNS)):
         return "'" + value
     return value
+
+
+def _is_text(series) -> bool:
+    import pandas as pd
+
+    return series.dtype == object or pd.api.types.is_string_dtype(series.dtype)
 
 
 def safe_csv(frame, signature: str | None = None) -> bytes:
@@ -29,11 +43,16 @@ def safe_csv(frame, signature: str | None = None) -> bytes:
         frame: the table.
         signature: written as a last column ``signature`` when given.
     """
+    import pandas as pd
+
     df = frame.copy()
     df.columns = [neutralize_cell(str(c)) for c in df.columns]
-    for col in df.columns:
-        if df[col].dtype == object or str(df[col].dtype).startswith(("string", "str")):
-            df[col] = df[col].map(neutralize_cell)
+    for i in range(df.shape[1]):  # by position: two columns may share a name
+        col = df.iloc[:, i]
+        if isinstance(col.dtype, pd.CategoricalDtype):  # the categories are the text: neutralise them
+            col = col.astype(object)
+        if _is_text(col):
+            df.isetitem(i, col.map(neutralize_cell))
     if signature is not None:
         df["signature"] = neutralize_cell(signature)
     buf = io.StringIO()

@@ -12,6 +12,8 @@ Two layouts are understood, detected from the column names and correctable with 
 
 Row numbers are line numbers of the file: the header is row 1, the first data row is row 2, as a spreadsheet
 shows them (a record whose quoted cell spans lines is numbered by its first line; for JSON Lines: the line).
+Every row with data is either kept or named by a problem; a blank row (every cell empty or whitespace, or an empty
+line) holds no data and is skipped without a problem.
 """
 
 from __future__ import annotations
@@ -196,8 +198,8 @@ def read_table(data: bytes, filename: str | None = None, max_bytes: int = MAX_BY
         ``(table, problems)``; ``table`` is None when nothing could be read.
     """
     if len(data) > max_bytes:
-        return None, [Problem(None, None, f"The file is {len(data) / 1e6:.1f} MB; the limit is "
-                                          f"{max_bytes / 1e6:.0f} MB. Split it into smaller files.")]
+        return None, [Problem(None, None, f"The file is {describe_size(len(data))}; the limit is "
+                                          f"{describe_size(max_bytes)}. Split it into smaller files.")]
     if not data.strip():
         return None, [Problem(None, None, "The file is empty. Upload a CSV, TSV or JSON Lines file with a header "
                                           "row (e.g. reference,system_a,system_b).")]
@@ -239,9 +241,9 @@ def _read_delimited(text: str, filename: str | None, max_rows: int) -> tuple[Tab
             if len(cells) > width and not any(c.strip() for c in cells[width:]):
                 cells = cells[:width]
             if len(cells) != width:
-                problems.append(Problem(row, None, f"Row {row} has {len(cells)} cells but the header has {width}{trimmed}; "
-                                                   "the row is left out. Check for an unquoted delimiter "
-                                                   f"({_delim_name(delim)}) inside a cell."))
+                problems.append(Problem(row, None, f"Row {row} has {len(cells)} cells but the header has "
+                                                   f"{width}{trimmed}; the row is left out. Check for an unquoted "
+                                                   f"delimiter ({_delim_name(delim)}) inside a cell."))
                 continue
             if len(rows) >= max_rows:
                 problems.append(Problem(row, None, f"The file has more than {max_rows:,} data rows (the limit); "
@@ -664,6 +666,17 @@ def _finish(ds: Dataset) -> Dataset:
         return replace(ds, problems=ds.problems + [Problem(None, None, "No segment can be scored: every row has a "
                                                                        "problem listed above.")])
     return ds
+
+
+def describe_size(n_bytes: int | float) -> str:
+    """A size as people read it, in binary units as the limits are set (1 MB = 2**20 bytes): ``50 MB``,
+    ``1.5 MB``, ``12 kB``, ``100 bytes``."""
+    n = float(n_bytes)
+    for unit, scale in (("MB", 2**20), ("kB", 2**10)):
+        if n >= scale:
+            value = n / scale
+            return f"{value:,.0f} {unit}" if value >= 100 or value == int(value) else f"{value:.1f} {unit}"
+    return f"{int(n):,} bytes"
 
 
 def content_key(data: bytes) -> str:

@@ -14,9 +14,9 @@ import streamlit as st
 
 from bertscore_viz import baseline_compute as bc
 from bertscore_viz import layers as layer_tuning
-from bertscore_viz.baseline import BaselineTable, find_baseline, parse_baseline, shipped_baseline_path
+from bertscore_viz.baseline import BaselineTable, display_path, find_baseline, parse_baseline, shipped_baseline_path
 from bertscore_viz.errors import BaselineError, BertScoreVizError
-from bertscore_viz.models import BUNDLED_DEFAULT_LAYER, BUNDLED_MODEL_NAME, resolve_model
+from bertscore_viz.models import BUNDLED_DEFAULT_LAYER, BUNDLED_MODEL_NAME
 from bertscore_viz.ui import cache as ui_cache
 from bertscore_viz.ui.messages import escape_markdown, show_error
 from bertscore_viz.ui.settings import current_settings
@@ -24,6 +24,8 @@ from bertscore_viz.ui.settings import current_settings
 CORPUS_KEY = "baseline_corpus_input"
 FILE_KEY = "baseline_file_input"
 RESULT_KEY = "_baseline_computed"
+#: Largest baseline file accepted (a baseline has one short row per layer).
+MAX_BASELINE_FILE_BYTES = 2**20
 NAMES = {0: "P", 1: "R", 2: "F"}
 #: bert-score's published best average Pearson on WMT16 to-English (model2layers), for comparison.
 PUBLISHED = [("bert-base-uncased", 9, 0.6925), ("roberta-large", 17, 0.7386)]
@@ -38,7 +40,7 @@ def _current_table(settings, spec) -> tuple[BaselineTable | None, str]:
         table = find_baseline(spec.name, settings.lang)
     except BaselineError:
         return None, ""
-    return table, f"shipped file baselines/{settings.lang}/{spec.name}.tsv"
+    return table, f"shipped file {display_path(shipped_baseline_path(settings.lang, spec.name))}"
 
 
 def baseline_figure(table: BaselineTable, layer: int, title: str) -> go.Figure:
@@ -58,7 +60,8 @@ def baseline_figure(table: BaselineTable, layer: int, title: str) -> go.Figure:
 def _no_baseline(spec, lang: str) -> None:
     st.info(
         f"No rescaling baseline for {escape_markdown(spec.name)} and language {escape_markdown(lang)}: "
-        f"{escape_markdown(shipped_baseline_path(lang, spec.name))} does not exist and none was computed or "
+        f"{escape_markdown(display_path(shipped_baseline_path(lang, spec.name)))} does not exist and none was "
+        "computed or "
         "uploaded in this session. Compute one below from a corpus (one sentence per line), upload an existing "
         "file below, or run on the command line:", icon=":material/info:")
     st.code(f"python -m bertscore_viz baseline --corpus FILE -m {spec.name} --lang {lang} -o OUT.tsv",
@@ -185,12 +188,22 @@ def section_tuning() -> None:
 
 
 def _stored_input(widget_key: str, state_key: str, label: str, types: list[str] | None, help_text: str,
-                  max_mb: int) -> dict | None:
-    up = st.file_uploader(label, type=types, key=widget_key, help=help_text, max_upload_size=max(1, max_mb))
+                  own_limit: int) -> dict | None:
+    """The file given to this uploader (kept in the session), if this server's upload limits accept it (counted
+    with every other upload of the session); a refused file is said so and gives None."""
+    up = st.file_uploader(label, type=types, key=widget_key, help=help_text + " " + ui_cache.upload_help(own_limit),
+                          max_upload_size=ui_cache.upload_widget_mb(own_limit))
     if up is not None and st.session_state.get(f"_{widget_key}_id") != up.file_id:
         st.session_state[f"_{widget_key}_id"] = up.file_id
         st.session_state[state_key] = {"name": up.name, "data": up.getvalue()}
-    return st.session_state.get(state_key)
+    item = st.session_state.get(state_key)
+    if item is None:
+        return None
+    refused = ui_cache.count_upload(item["data"], item["name"], own_limit)
+    if refused is not None:
+        show_error(refused)
+        return None
+    return item
 
 
 def section_compute(settings, spec) -> None:
@@ -201,17 +214,11 @@ def section_compute(settings, spec) -> None:
         f"layer of {escape_markdown(spec.name)} is the baseline. Thousands of sentences give a stable baseline. "
         "The result is used at once on every page of this session, for this model and language.")
     item = _stored_input("baseline_corpus_file", CORPUS_KEY, "Corpus (plain text, one sentence per line)",
-                         None, f"At most {bc.MAX_UPLOAD_BYTES // 2**20} MB of UTF-8 text, any file name (.txt, "
-                               "newstest's .en, …).", bc.MAX_UPLOAD_BYTES // 2**20)
+                         None, "UTF-8 text, any file name (.txt, newstest's .en, …); for larger corpora use "
+                               f"`python -m bertscore_viz baseline --corpus FILE -m {spec.name} --lang "
+                               f"{settings.lang} -o OUT.tsv`.", bc.MAX_UPLOAD_BYTES)
     c1, c2, c3 = st.columns(3)
     corpus = None
-    if item is not None:
-        if len(item["data"]) > bc.MAX_UPLOAD_BYTES:
-            show_error(f"The corpus {item['name']} is {len(item['data']) / 2**20:.1f} MB; at most "
-                       f"{bc.MAX_UPLOAD_BYTES // 2**20} MB are accepted here. Use the command line for larger corpora:"
-                       f" python -m bertscore_viz baseline --corpus FILE -m {spec.name} --lang {settings.lang} "
-                       "-o OUT.tsv")
-            return
     with c3:
         max_words = st.number_input("Keep lines under (words)", 2, 1000, bc.DEFAULT_MAX_WORDS, key="bl_max_words")
     if item is not None:
@@ -264,7 +271,8 @@ def section_compute(settings, spec) -> None:
             st.download_button("Download baseline (TSV)", done[2], f"{name}.tsv", "text/tab-separated-values",
                                key="bl_download_tsv", icon=":material/download:")
         with d2:
-            st.download_button("Download provenance (JSON)", done[3], f"{name}.provenance.json",
+            st.download_button("Download provenance (JSON)", ui_cache.public_provenance(done[3]) or "{}",
+                               f"{name}.provenance.json",
                                "application/json", key="bl_download_json", icon=":material/download:")
 
 
@@ -273,7 +281,7 @@ def section_upload(settings, spec) -> None:
     st.caption("bert-score's format: header LAYER,P,R,F and one row per layer from 0. It is used for "
                f"{escape_markdown(spec.name)} ({settings.lang}) on every page of this session.")
     item = _stored_input("baseline_file", FILE_KEY, "Baseline file (LAYER,P,R,F)", ["tsv", "csv", "txt"],
-                         "At most 1 MB.", 1)
+                         "One row per layer.", MAX_BASELINE_FILE_BYTES)
     if item is None or st.session_state.get("_baseline_file_used") == (item["name"], len(item["data"])):
         if ui_cache.custom_baseline(settings) is not None and st.button(
                 "Forget this session's baseline", key="bl_forget", icon=":material/delete:"):
@@ -284,15 +292,12 @@ def section_upload(settings, spec) -> None:
             st.rerun()
         return
     try:
-        if len(item["data"]) > 2**20:
-            raise BaselineError(f"The baseline file {item['name']} is larger than 1 MB; a baseline has one short "
-                                "row per layer.")
         try:
             text = item["data"].decode("utf-8-sig")
         except UnicodeDecodeError:
             raise BaselineError(f"The baseline file {item['name']} is not UTF-8 text.") from None
         table = parse_baseline(text, f"uploaded {item['name']}")
-        n_layers = ui_cache.model_info(spec.name, spec.source)["num_layers"] + 1
+        n_layers = ui_cache.model_info(spec)["num_layers"] + 1
         if len(table.values) != n_layers:
             raise BaselineError(
                 f"The baseline {item['name']} has {len(table.values)} rows (layers 0 to {len(table.values) - 1}), "
@@ -321,7 +326,7 @@ def main() -> None:
     st.title("Baselines and layers")
     settings = current_settings()
     try:
-        spec = resolve_model(settings.model)
+        spec = ui_cache.resolve_model(settings.model)  # the deployment's list, as the sidebar
     except BertScoreVizError as exc:
         show_error(exc)
         return

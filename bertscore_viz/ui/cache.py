@@ -3,8 +3,10 @@
 - every model a browser user chooses passes :func:`resolve_model` (the allow-list; nothing outside it is looked up
   on the server's disk, and the message names no server path);
 - loaded models live in one process-wide pool of at most ``max_models`` (the least recently used is dropped);
+  loading one takes a job slot, and loads run one at a time;
 - a scorer made here waits for a free job slot before a large model pass, showing its place in the queue;
-- uploads are read through :func:`read_upload` (size, rows, and a per-session total);
+- every upload is counted by :func:`count_upload` (per file, and a per-session total), and uploaders take their
+  size limit from :func:`upload_limit_bytes`;
 - baselines computed or uploaded in a session live in that session, or, when the operator configured a baseline
   directory, can be saved there for every later session.
 
@@ -15,14 +17,18 @@ changed layer, idf or rescaling setting costs no model pass.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
+import json
 import logging
+import os
+import re
 
 import streamlit as st
 
 from .. import deploy
 from ..baseline import BaselineTable
 from ..encoder import get_encoder, release_encoder
-from ..errors import InputError, ModelError
+from ..errors import BertScoreVizError, ModelError
 from ..models import ModelSpec
 from ..results import Signature
 from ..scorer import Scorer
@@ -39,6 +45,7 @@ def resolve_model(model: str | None) -> ModelSpec:
 
     Raises:
         ModelNotAllowed: the model is not offered here (a clear message, no server path).
+        ModelError: an allowed model that cannot be used (the message names only what the user chose).
     """
     return deploy.check_model(model, policy())
 
@@ -49,28 +56,30 @@ def offered_models() -> list[str]:
 
 
 def _encoder(spec: ModelSpec):
+    """The pooled encoder of a checked spec. Loading waits for a job slot (it is as heavy as a job); a model that
+    fails to load is reported by name only, the reason (which may name server paths) goes to the server log."""
     key = (spec.name, spec.source)
 
     def load():
         try:
             return get_encoder(spec)
-        except ModelError as exc:
-            if spec.name not in deploy.offered_models(policy()):
-                raise  # free text the user typed: the engine's message echoes only that
-            log.error("loading offered model %s failed: %s", spec.name, exc)
-            raise ModelError(f"The model {spec.name!r} could not be loaded on this server. Choose another model; "
-                             "whoever runs the server finds the reason in its log.") from None
+        except Exception as exc:  # noqa: BLE001  ModelError, OSError, out of memory: the log says which
+            log.error("loading the model %s from %s failed: %r", spec.name, spec.source, exc)
+            hub = "" if spec.local else " (a hub model needs the Hugging Face hub, or a copy in this server's cache)"
+            raise ModelError(f"The model {spec.name!r} could not be loaded on this server{hub}. Choose another "
+                             "model; whoever runs the server finds the reason in its log.") from None
 
     if key in _POOL:
         return _POOL.get(key, load)
-    with st.spinner(f"Loading the model {spec.name}…"):
+    with st.spinner(f"Loading the model {spec.name}…"), job_slot():
         return _POOL.get(key, load)
 
 
-def model_info(name: str, source: str | None = None) -> dict:
-    """Load (once) and describe a model: number of layers, maximum length. ``source`` is not used: the model is
-    found again from its name, through the deployment's list."""
-    enc = _encoder(resolve_model(name))
+def model_info(model: ModelSpec | str | None, source: str | None = None) -> dict:
+    """Load (once) and describe a model: number of layers, maximum length. ``model`` is a spec from
+    :func:`resolve_model`, or what the user chose (checked here); ``source`` is not used."""
+    spec = model if isinstance(model, ModelSpec) else resolve_model(model)
+    enc = _encoder(spec)
     return {"num_layers": enc.num_layers, "max_length": enc.max_length, "name": enc.spec.name}
 
 
@@ -80,8 +89,8 @@ def job_slot():
     """Wait (visibly, in order) for one of the deployment's ``max_jobs`` slots, and hold it."""
     box = st.empty()
 
-    def waiting(n_ahead: int) -> None:
-        box.info(deploy.wait_message(n_ahead, _JOBS.max_jobs), icon=":material/hourglass_top:")
+    def waiting(running: int, before: int) -> None:
+        box.info(deploy.wait_message(running, before, _JOBS.max_jobs), icon=":material/hourglass_top:")
 
     try:
         with _JOBS.slot(waiting):
@@ -91,12 +100,16 @@ def job_slot():
         box.empty()
 
 
+def _sentences(candidates, references) -> int:
+    return len(candidates) + sum(1 if isinstance(r, str) else len(r) for r in references)
+
+
 class _QueuedScorer(Scorer):
-    """A Scorer whose model passes over more than ``small_job`` sentences wait for a job slot first."""
+    """A Scorer whose model passes over more than ``small_job`` sentences wait for a job slot first; small passes
+    (an Inspect pair, a drill-down) never wait."""
 
     def match(self, candidates, references, layers=None, progress=None):
-        n = len(candidates) + sum(1 if isinstance(r, str) else len(r) for r in references)
-        if n <= policy().small_job:
+        if _sentences(candidates, references) <= policy().small_job:
             return super().match(candidates, references, layers=layers, progress=progress)
         with job_slot():
             return super().match(candidates, references, layers=layers, progress=progress)
@@ -119,15 +132,11 @@ def scorer(settings, rescale: bool | None = None, idf_sentences: list[str] | Non
 
 def rescaling_possible(settings) -> bool:
     """A baseline exists for the settings' model, language and layer (a session's own, or a file)."""
-    from ..errors import BaselineError, BertScoreVizError
-
     if custom_baseline(settings) is not None:
         return True
     try:
         Scorer(model=resolve_model(settings.model), layer=settings.resolved_layer(), rescale_with_baseline=True,
                lang=settings.lang)
-    except BaselineError:
-        return False
     except BertScoreVizError:
         return False
     return True
@@ -146,21 +155,98 @@ def signature_text(settings) -> str:
 
 
 # --- uploads ------------------------------------------------------------------------------------------------------
-def read_upload(data: bytes, name: str):
-    """:func:`bertscore_viz.upload.read_table` within the deployment's limits: per file, and per session in total
-    (each distinct file counts once). Returns ``(table or None, problems)``."""
+def _streamlit_cap_bytes() -> int:
+    """Streamlit's own cap on every upload (``server.maxUploadSize``): it refuses larger files before the app."""
+    try:
+        return int(float(st.get_option("server.maxUploadSize")) * 2**20)
+    except (RuntimeError, TypeError, ValueError):  # pragma: no cover - the option always exists
+        return policy().upload_bytes
+
+
+def upload_limit_bytes(own_limit: int | None = None) -> int:
+    """The largest file an uploader accepts on this server: the operator's per-file limit, the uploader's own
+    (e.g. 1 MB for a baseline file) and Streamlit's cap, whichever is smallest."""
+    limits = [policy().upload_bytes, _streamlit_cap_bytes()] + ([own_limit] if own_limit else [])
+    return max(1, min(limits))
+
+
+def upload_widget_mb(own_limit: int | None = None) -> int:
+    """``max_upload_size`` (whole MB, at least 1) for ``st.file_uploader``: the browser refuses larger files at
+    once; :func:`count_upload` enforces the exact limit when it is not a whole number of MB."""
+    return max(1, upload_limit_bytes(own_limit) // 2**20)
+
+
+def upload_help(own_limit: int | None = None, rows: bool = False) -> str:
+    """The limits an uploader states, as this server applies them."""
     from .. import upload
 
     pol = policy()
+    text = f"At most {upload.describe_size(upload_limit_bytes(own_limit))} per file"
+    if rows:
+        text += f", {pol.upload_rows:,} rows, {upload.MAX_CELL_CHARS:,} characters per cell"
+    return text + f"; {upload.describe_size(pol.session_upload_bytes)} per session in total."
+
+
+def count_upload(data: bytes, name: str, own_limit: int | None = None) -> str | None:
+    """Check one uploaded file against this server's limits and count it towards the session's total (each
+    distinct file counts once, on whichever page it was uploaded). Returns why it is refused, or None."""
+    from .. import upload
+
+    pol = policy()
+    limit = upload_limit_bytes(own_limit)
+    if len(data) > limit:
+        return (f"The file {name} is {upload.describe_size(len(data))}; this server accepts at most "
+                f"{upload.describe_size(limit)} per file here. Use a smaller file (or the command line).")
     key = upload.content_key(data)
     seen = st.session_state.setdefault("_uploaded_bytes", {})
     total = sum(seen.values()) + (0 if key in seen else len(data))
     if total > pol.session_upload_bytes:
-        return None, [upload.Problem(None, None, f"This session has uploaded {total / 2**20:.1f} MB with this file; "
-                                                 f"this server accepts {pol.session_upload_mb:g} MB per session. "
-                                                 "Reload the page to start a new session.")]
+        return (f"This session has uploaded {upload.describe_size(total)} with this file; this server accepts "
+                f"{upload.describe_size(pol.session_upload_bytes)} per session. Reload the page to start a new "
+                "session.")
     seen[key] = len(data)
-    return upload.read_table(data, name, max_bytes=pol.upload_bytes, max_rows=pol.upload_rows)
+    return None
+
+
+def read_upload(data: bytes, name: str):
+    """:func:`bertscore_viz.upload.read_table` within the deployment's limits (:func:`count_upload`, and the most
+    rows per file). Returns ``(table or None, problems)``."""
+    from .. import upload
+
+    refused = count_upload(data, name)
+    if refused is not None:
+        return None, [upload.Problem(None, None, refused)]
+    return upload.read_table(data, name, max_bytes=upload_limit_bytes(), max_rows=policy().upload_rows)
+
+
+# --- downloads ----------------------------------------------------------------------------------------------------
+_ABSOLUTE_PATH = re.compile(r"(?:(?<=[\s(\"'=])|^)(?:~|/)[^\s\"']*")
+
+
+def public_provenance(provenance_json: str | None) -> str | None:
+    """A provenance JSON as a browser user may download it: every absolute path in it (a model directory or a
+    corpus file of the server, as a value or inside a description) is replaced by its last component, marked as
+    on the server. (The engine records none for what the app computes; this holds whatever it records.)"""
+    if provenance_json is None:
+        return None
+
+    def on_server(match: re.Match) -> str:
+        return f"(on the server) {os.path.basename(match.group(0).rstrip('/')) or '/'}"
+
+    def clean(x):
+        if isinstance(x, dict):
+            return {k: clean(v) for k, v in x.items()}
+        if isinstance(x, list):
+            return [clean(v) for v in x]
+        if isinstance(x, str):
+            return _ABSOLUTE_PATH.sub(on_server, x)
+        return x
+
+    try:
+        data = json.loads(provenance_json)
+    except ValueError:
+        return None
+    return json.dumps(clean(data), indent=1, ensure_ascii=False)
 
 
 # --- baselines ----------------------------------------------------------------------------------------------------
@@ -177,6 +263,13 @@ def custom_baseline(settings) -> BaselineTable | None:
 def set_custom_baseline(lang: str, model: str, table: BaselineTable) -> None:
     """Use ``table`` for (lang, model) on every page of this browser session."""
     st.session_state.setdefault("custom_baselines", {})[(lang, model)] = table
+
+
+def _upload_provenance(lang: str, model: str, table: BaselineTable) -> str:
+    """The provenance saved beside a baseline that came without one (an uploaded file)."""
+    return json.dumps({"description": f"baseline of {model} ({lang}), {table.source}", "model": model,
+                       "lang": lang, "source": table.source, "layers": len(table.values),
+                       "saved": dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()}, indent=1)
 
 
 def keep_baseline(lang: str, model: str, table: BaselineTable, provenance_json: str | None, key: str) -> None:
@@ -197,8 +290,9 @@ def keep_baseline(lang: str, model: str, table: BaselineTable, provenance_json: 
                "every user) use it for this model and language; the signature marks it as custom.")
     if st.button("Save for later sessions", key=key, icon=":material/save:"):
         try:
-            deploy.save_baseline(directory, lang, model, table, provenance_json)
-        except (OSError, InputError) as exc:
+            deploy.save_baseline(directory, lang, model, table,
+                                 provenance_json or _upload_provenance(lang, model, table))
+        except (OSError, BertScoreVizError) as exc:
             log.error("saving a baseline failed: %s", exc)
             st.error("The baseline could not be saved on this server (see the server log). Download it instead.",
                      icon=":material/error:")

@@ -6,6 +6,7 @@ runs on its own (tests), falling back to the defaults.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, replace
 
 import streamlit as st
@@ -15,6 +16,9 @@ from ..errors import BertScoreVizError
 from ..models import BUNDLED_MODEL_NAME
 from . import cache
 from .cache import resolve_model  # the deployment's allow-list applies to every model chosen here
+from .messages import show_error
+
+log = logging.getLogger("bertscore_viz.app")
 
 OTHER = "Other: local directory or hub name"
 _STATE_LABEL = {"available": "installed", "installable": "not installed: offline install",
@@ -71,12 +75,17 @@ def sidebar() -> Settings:
         settings = Settings(model=model)
         try:
             spec = resolve_model(model)
-            info = cache.model_info(spec.name, spec.source)
-        except BertScoreVizError as exc:
-            st.error(str(exc))
+            info = cache.model_info(spec)
+        except Exception as exc:  # noqa: BLE001  never a traceback in the sidebar: the engine's message, or a plain one
+            if isinstance(exc, BertScoreVizError):
+                show_error(exc)
+            else:
+                log.exception("the model %r could not be used", model)
+                show_error("This model could not be used on this server; whoever runs the server finds the reason "
+                           "in its log.")
             st.caption("Using the bundled model until this is fixed.")
             spec = resolve_model(None)
-            info = cache.model_info(spec.name, spec.source)
+            info = cache.model_info(spec)
             settings = Settings()
         n_layers = info["num_layers"]
         default = spec.default_layer if spec.default_layer is not None else n_layers
@@ -102,8 +111,15 @@ def sidebar() -> Settings:
     return settings
 
 
-def _model_label(name: str) -> str:
+def _catalog_entry(name: str):
+    """The catalog entry named ``name`` itself; None for an operator's label (which may be a catalog alias, e.g.
+    ``mpnet=/models/all-mpnet-base-v2``: the label stands for what the operator pointed it to)."""
     entry = get_entry(name)
+    return entry if entry is not None and entry.name == name else None
+
+
+def _model_label(name: str) -> str:
+    entry = _catalog_entry(name)
     if name == OTHER or entry is None:
         return name
     state = "bundled" if entry.kind == "bundled" else _STATE_LABEL[availability(entry)]
@@ -117,7 +133,7 @@ def _model_picker() -> str:
     Returns what ``resolve_model`` takes; the bundled model when the choice cannot be loaded here."""
     pol = cache.policy()
     offered = cache.offered_models()
-    extra = [name for name in offered if get_entry(name) is None]  # operator labels outside the catalog
+    extra = [name for name in offered if _catalog_entry(name) is None]  # operator labels outside the catalog
     selectable, listed = [], []
     for e in catalog():
         state = availability(e)
@@ -136,7 +152,7 @@ def _model_picker() -> str:
         typed = st.text_input("Model path or hub name", key="model_other",
                               placeholder="/path/to/model or roberta-large").strip()
         return typed or BUNDLED_MODEL_NAME
-    entry = get_entry(choice)
+    entry = _catalog_entry(choice)
     if entry is None:  # an operator's own label (docs/DEPLOY.md)
         return choice
     state = availability(entry)

@@ -16,6 +16,8 @@ from bertscore_viz.ui.settings import OTHER, Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = (ROOT / "bertscore_viz" / "examples" / "systems_example.csv").read_bytes()
+CORPUS = "\n".join((ROOT / "data" / "newstest2017-english" / "newstest2017-fien-ref.en").read_text(encoding="utf-8")
+                   .splitlines()[:50]).encode("utf-8")
 BASELINE = ("LAYER,P,R,F\n" + "".join(f"{i},0.{i + 1},0.{i + 1},0.{i + 1}\n" for i in range(7))).encode()
 
 
@@ -99,7 +101,148 @@ def test_upload_rows_and_the_session_total_follow_the_operator(with_policy):
     at = _app("compare.py", compare_input={"name": "example.csv", "data": EXAMPLE[:3000] + b"\n"})
     at.session_state["compare_input"] = {"name": "again.csv", "data": EXAMPLE}
     at.run()
-    assert any("this server accepts 0.012 MB per session" in p for p in _problems(at))
+    assert any("this server accepts 12.3 kB per session" in p for p in _problems(at))
+
+
+def _uploaders(at) -> dict:
+    return {u.proto.label.split(" (")[0]: u.proto for u in at.get("file_uploader")}
+
+
+def test_every_uploader_states_and_applies_the_operators_limits(with_policy):
+    import streamlit
+
+    cap = streamlit.config.get_option("server.maxUploadSize")  # Streamlit's own cap (config.toml: 50 MB)
+    with_policy(upload_mb=3, upload_rows=1234, session_upload_mb=40)
+    at = _app("compare.py")
+    (compare_up,) = _uploaders(at).values()
+    assert compare_up.max_upload_size_mb == 3
+    assert compare_up.help.startswith("At most 3 MB per file, 1,234 rows") and "40 MB per session" in compare_up.help
+    at = _app("baselines.py")
+    ups = _uploaders(at)
+    assert ups["Corpus"].max_upload_size_mb == 3 and "At most 3 MB per file" in ups["Corpus"].help
+    assert ups["Baseline file"].max_upload_size_mb == 1 and "At most 1 MB per file" in ups["Baseline file"].help
+    with_policy(upload_mb=cap + 70)  # above Streamlit's cap: the widgets say (and use) the cap, which applies
+    at = _app("compare.py")
+    assert next(iter(_uploaders(at).values())).max_upload_size_mb == cap
+
+
+def test_baselines_page_uploads_count_towards_the_limits(with_policy):
+    with_policy(upload_mb=0.004)  # 4 kB per file: the 5 kB corpus is refused, plainly, and not read
+    at = _app("baselines.py", baseline_corpus_input={"name": "corpus.txt", "data": CORPUS})
+    assert any("The file corpus.txt is 5.0 kB; this server accepts at most 4.1 kB per file here" in e.value
+               .replace("\\", "") for e in at.error)
+    assert at.button(key="bl_compute").disabled
+    with_policy(session_upload_mb=0.012)  # the 5 kB corpus, then the 10.8 kB example on Compare: over 12 kB
+    at = _app("baselines.py", baseline_corpus_input={"name": "corpus.txt", "data": CORPUS})
+    assert not at.error and not at.button(key="bl_compute").disabled
+    at.switch_page(str(ROOT / "pages" / "compare.py"))
+    at.session_state["compare_input"] = {"name": "example.csv", "data": EXAMPLE}
+    at.run()
+    assert any("This session has uploaded 15.6 kB with this file" in p for p in _problems(at))
+    at.switch_page(str(ROOT / "pages" / "baselines.py"))
+    at.session_state["baseline_file_input"] = {"name": "mine.tsv", "data": BASELINE}  # 0.1 kB more: still fits
+    at.run()
+    assert not at.exception and not at.error
+
+
+def _all_text(at) -> str:
+    return _texts(at) + "\n".join(str(e.value) for e in at.sidebar.error)
+
+
+def test_no_server_path_reaches_the_page_when_a_baseline_is_missing(with_policy):
+    with_policy()
+    at = _app("baselines.py", settings=Settings(lang="fr"))  # rescaling off: the page names the missing file
+    text = _all_text(at).replace("\\", "")
+    assert "baselines/fr/all-MiniLM-L6-v2.tsv does not exist" in text
+    assert str(ROOT) not in text and str(Path.home()) not in text
+    at.switch_page(str(ROOT / "pages" / "inspect.py"))
+    at.session_state["settings"] = Settings(lang="fr", rescale=True)
+    at.run()
+    at.text_area(key="inspect_candidate").input("The cat sat on the mat.")
+    at.text_area(key="inspect_reference_0").input("There is a cat sitting on the mat.").run()
+    text = _all_text(at).replace("\\", "")
+    assert "No rescaling baseline" in text and "baselines/fr/all-MiniLM-L6-v2.tsv" in text
+    assert str(ROOT) not in text and str(Path.home()) not in text
+    at.switch_page(str(ROOT / "pages" / "compare.py"))  # Compare: the scores are raw, and the warning says why
+    at.session_state["compare_input"] = {"name": "example.csv", "data": EXAMPLE}
+    at.run()
+    text = _all_text(at).replace("\\", "")
+    assert "Showing raw numbers" in text and "baselines/fr/all-MiniLM-L6-v2.tsv does not exist" in text
+    assert str(ROOT) not in text and str(Path.home()) not in text
+
+
+@pytest.mark.parametrize("typed", ["~", "~/.cache", "/srv/nope", "multilingual-e5-small"])
+def test_typed_models_that_cannot_be_used_name_only_what_was_typed(with_policy, typed, tmp_path, monkeypatch):
+    monkeypatch.setenv("BERTSCORE_VIZ_HOME", str(tmp_path))  # no catalog model installed here
+    with_policy(allow_custom_models=True)
+    at = _sidebar_with(typed)
+    errors = [e.value.replace("\\", "") for e in at.sidebar.error]
+    assert len(errors) == 1 and typed in errors[0]
+    for server_path in (str(Path.home()), str(tmp_path), str(ROOT)):
+        assert server_path not in errors[0].replace(typed, "")
+    assert at.session_state["settings"].model == BUNDLED_MODEL_NAME
+
+
+def test_an_operator_listed_model_that_cannot_load_is_reported_by_its_label(with_policy):
+    with_policy(models=("broken=/srv/models/nope", BUNDLED_MODEL_NAME))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    at.session_state["model_choice"] = "broken"
+    at.run()
+    assert not at.exception, at.exception
+    errors = [e.value.replace("\\", "") for e in at.sidebar.error]
+    assert len(errors) == 1 and "'broken' cannot be used on this server" in errors[0] and "/srv" not in errors[0]
+    assert at.session_state["settings"].model == BUNDLED_MODEL_NAME
+
+
+def test_a_downloaded_provenance_names_no_server_directory(tmp_path):
+    """A baseline computed with a model from a directory of the server, from a corpus file read on the server (as
+    the command line records it): the provenance the page offers for download keeps everything but the paths."""
+    import json
+
+    from bertscore_viz import Scorer, baseline_compute as bc
+    from bertscore_viz.models import ModelSpec
+    from bertscore_viz.ui import cache as ui_cache
+
+    d = tmp_path / "mini"
+    d.mkdir()
+    for f in bundled_model_path().iterdir():
+        (d / f.name).symlink_to(f)
+    spec = ModelSpec("mini", str(d), 4, local=True)
+    corpus_file = tmp_path / "corpus.txt"
+    result = bc.compute_baseline(bc.prepare_corpus(CORPUS, str(corpus_file)), n_pairs=8, seed=0,
+                                 scorer=Scorer(model=spec, layer=4))
+    raw = result.provenance_json()
+    assert str(corpus_file) in raw  # what the server may keep beside a saved baseline
+    public = ui_cache.public_provenance(raw)
+    assert str(tmp_path) not in public and "(on the server) corpus.txt" in public
+    back, original = json.loads(public), json.loads(raw)
+    assert back["corpus"]["sha256"] == original["corpus"]["sha256"] and back["means"] == original["means"]
+    assert back["description"].endswith("random pairs of (on the server) corpus.txt")
+    assert ui_cache.public_provenance('{"model_source": "/srv/models/m", "note": "P/R/F of 3 layers"}') == \
+        json.dumps({"model_source": "(on the server) m", "note": "P/R/F of 3 layers"}, indent=1)
+
+
+def test_no_traceback_reaches_the_browser_when_streamlit_starts_elsewhere(tmp_path):
+    """``streamlit run /path/to/app.py`` from another directory does not read the repository's
+    .streamlit/config.toml: app.py itself hides error details. An error raised after app.py ran in the process
+    (here a script of its own) reaches the page without its message or stack trace."""
+    import subprocess
+    import sys
+
+    script = f"""
+from streamlit import config
+from streamlit.testing.v1 import AppTest
+before = config.get_option("client.showErrorDetails")
+AppTest.from_file({str(ROOT / "app.py")!r}, default_timeout=300).run()
+failing = AppTest.from_string("raise RuntimeError('secret /srv/data/x')").run()
+e = failing.exception[0]
+print("BEFORE", before, "AFTER", config.get_option("client.showErrorDetails"))
+print("LEAK" if ("/srv/data" in e.message or e.stack_trace) else "REDACTED")
+"""
+    run = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                         env=dict(__import__("os").environ, PYTHONPATH=str(ROOT)))
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "BEFORE full AFTER none" in run.stdout and "REDACTED" in run.stdout
 
 
 def test_without_a_baseline_directory_the_page_says_the_baseline_lives_in_this_session(with_policy):
@@ -129,3 +272,29 @@ def test_a_saved_baseline_appears_for_a_later_session(with_policy, tmp_path):
     later.text_area(key="inspect_reference_0").input("There is a cat sitting on the mat.").run()
     text = _texts(later).replace("\\", "")
     assert not later.exception and "custom-rescaled" in text and "baseline 0.5000" in text
+
+
+def test_unusable_settings_stop_the_app_with_a_plain_message(monkeypatch):
+    """``streamlit run app.py`` with a bad setting (the image checks them before it starts; a plain run does not):
+    one message, no traceback, no page."""
+    monkeypatch.setattr(deploy, "_POLICY", None)
+    monkeypatch.setenv("BERTSCORE_VIZ_MAX_JOBS", "none")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300).run()
+    assert not at.exception
+    assert [e.value for e in at.error] == [
+        "This server's settings cannot be used, so the app cannot start. Whoever runs the server finds the reason "
+        "in its log (`python -m bertscore_viz.deploy` checks the settings)."]
+    assert "BERTSCORE_VIZ_MAX_JOBS" not in _texts(at)
+
+
+def test_shown_messages_hide_the_servers_directories():
+    """The safety net under every error and warning the pages show (the messages themselves name files relative to
+    the repository): the app's directory, the Python environment and the home directory become "…"."""
+    import sys
+
+    from bertscore_viz.ui.messages import hide_server_paths
+
+    text = (f"{ROOT / 'baselines' / 'fr' / 'x.tsv'} and {Path(sys.prefix) / 'lib'} and {Path.home() / '.cache'} "
+            "and baselines/en/y.tsv")
+    shown = hide_server_paths(text)
+    assert shown == "…/baselines/fr/x.tsv and …/lib and …/.cache and baselines/en/y.tsv"

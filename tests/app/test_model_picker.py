@@ -101,7 +101,7 @@ def test_hub_model_offline_falls_back_with_a_message(home, open_server):
     at = _run(model_choice="roberta-large")
     assert not at.exception
     assert any("Not in the Hugging Face cache" in c.value for c in at.sidebar.caption)
-    assert at.sidebar.error and "roberta-large" in at.sidebar.error[0].value
+    assert at.sidebar.error and "'roberta-large' could not be loaded" in at.sidebar.error[0].value.replace("\\", "")
     assert _chosen(at).startswith(f"MODEL={BUNDLED_MODEL_NAME} ")
 
 
@@ -109,6 +109,7 @@ def test_free_text_stays(home, open_server):
     at = _run(model_choice="Other: local directory or hub name", model_other=str(home / "nowhere"))
     assert not at.exception
     assert any("does not exist" in e.value for e in at.sidebar.error)
+    assert any(str(home / "nowhere") in e.value.replace("\\", "") for e in at.sidebar.error)  # what was typed
     at = _run(model_choice="Other: local directory or hub name", model_other=str(bundled_model_path()))
     assert _chosen(at).startswith(f"MODEL={bundled_model_path()} ")
 
@@ -122,3 +123,26 @@ def test_a_locked_down_server_lists_hub_models_without_offering_them(home, locke
     assert not any(o.startswith("roberta-large") for o in options)
     assert not any(o.startswith("Other") for o in options)
     assert any("Not offered on this server" in c.value and "roberta-large" in c.value for c in at.sidebar.caption)
+
+
+def test_an_operators_label_is_shown_and_the_model_keeps_its_own_name(home, monkeypatch):
+    """``BERTSCORE_VIZ_MODELS="mpnet=/models/all-mpnet-base-v2"`` (docs/DEPLOY.md): users pick "mpnet"; the
+    signature, the layer default and the baselines are those of all-mpnet-base-v2 (here the bundled weights under
+    that directory name, so the default layer 7 is capped to this copy's 6)."""
+    from bertscore_viz import deploy
+
+    d = home / "models" / "all-mpnet-base-v2"
+    d.mkdir(parents=True)
+    for f in bundled_model_path().iterdir():
+        if f.is_file():
+            (d / f.name).symlink_to(f)
+    monkeypatch.setattr(deploy, "_POLICY", deploy.Policy(models=(f"mpnet={d}", BUNDLED_MODEL_NAME)))
+    at = _run(model_choice="mpnet")
+    assert not at.exception and not at.sidebar.error
+    assert "mpnet" in at.sidebar.selectbox(key="model_choice").options
+    assert _chosen(at).startswith("MODEL=mpnet ")  # what the sidebar stores: the label
+    assert at.sidebar.code[-1].value.startswith("all-mpnet-base-v2_L6_no-idf_")  # the signature: the model
+    assert at.sidebar.slider(key="layer::all-mpnet-base-v2").value == 6
+    at.sidebar.toggle(key="rescale").set_value(True).run()
+    assert "-rescaled" in at.sidebar.code[-1].value  # baselines/en/all-mpnet-base-v2.tsv, not .../mpnet.tsv
+    assert str(d) not in "\n".join([c.value for c in at.sidebar.code] + [c.value for c in at.sidebar.caption])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import csv
 import io
+import re
 import time
 from pathlib import Path
 
@@ -81,9 +82,13 @@ async def upload_file(page, path: Path, index: int = 0) -> None:
     await page.locator("[data-testid='stFileUploaderDropzoneInput']").nth(index).set_input_files(str(path))
 
 
+WAITING = re.compile(r"(\d+) job\(s\) running, (\d+) waiting before yours")
+
+
 async def compare_upload(page, path: Path, watch: list | None = None) -> tuple[dict, float, int]:
-    """Upload on Compare, wait for the answer (noting "Waiting for a free slot, N ahead" when shown), and download
-    the system table. Returns ``({system: row}, seconds, most jobs seen ahead or -1)``."""
+    """Upload on Compare, wait for the answer (noting "Waiting for a free slot: R job(s) running, W waiting before
+    yours" when shown), and download the system table. Returns ``({system: row}, seconds, most jobs seen ahead
+    (R + W) or -1 when the upload never waited)``."""
     await go(page, "Compare systems", "Compare systems")
     start = time.monotonic()
     await upload_file(page, path)
@@ -93,9 +98,10 @@ async def compare_upload(page, path: Path, watch: list | None = None) -> tuple[d
     while not await answer.is_visible():
         if await waiting.count():
             try:
-                text = await waiting.first.inner_text(timeout=1000)
-                most_ahead = max(most_ahead, int(text.split("slot, ")[1].split(" ahead")[0]))
-            except (ValueError, IndexError, Exception):  # the message went away meanwhile
+                found = WAITING.search(await waiting.first.inner_text(timeout=1000))
+                if found:
+                    most_ahead = max(most_ahead, int(found.group(1)) + int(found.group(2)))
+            except Exception:  # noqa: BLE001  the message went away meanwhile
                 pass
         if watch is not None:
             watch.append(time.monotonic())

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import statistics
 import threading
 import time
 
@@ -47,6 +46,14 @@ def _check_compare(name: str, got: dict, expected: dict, sig_part: str, not_in_s
             worst = max(worst, abs(float(row[key]) - value))
     assert worst < 1e-5, f"{name}: max |difference| to the API {worst:.2e}"
     return worst
+
+
+def _figures(values: list[float], scale: float, unit: str) -> str:
+    """Median, 95th and 99th percentiles and maximum, as the README records them."""
+    p50, p95, p99 = (float(np.percentile(values, q)) * scale for q in (50, 95, 99))
+    digits = 0 if unit == "ms" else 2
+    return (f"median {p50:.{digits}f} {unit}, 95th percentile {p95:.{digits}f} {unit}, 99th {p99:.{digits}f} {unit}, "
+            f"max {max(values) * scale:.{digits}f} {unit}")
 
 
 def test_six_sessions_at_once_get_the_api_numbers_and_only_their_own_data(make_server, tmp_path):
@@ -167,16 +174,12 @@ def test_health_and_a_small_inspect_stay_fast_while_a_large_upload_scores(make_s
     timings, wrong, scoring = asyncio.run(run())
     assert not wrong, wrong
     assert timings, "the upload finished before a single Inspect could be timed"
-    h95, i95 = np.percentile(health, 95), np.percentile(timings, 95)
     print(f"\n[responsiveness] 16 x 100 upload scored in {scoring:.1f} s after its progress bar appeared; during "
-          f"it: {len(health)} health checks, median {statistics.median(health) * 1000:.0f} ms, 95th percentile "
-          f"{h95 * 1000:.0f} ms, max {max(health) * 1000:.0f} ms; {len(timings)} Inspect pairs, median "
-          f"{statistics.median(timings):.2f} s, 95th percentile {i95:.2f} s, max {max(timings):.2f} s; machine load "
-          f"average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    # 95 in 100 requests under 2 s: on a machine shared with other work a single request can lose the CPU for
-    # longer than the server's own behaviour explains; the maximum is printed and recorded in docs/DEPLOY.md.
-    assert h95 < 2.0
-    assert i95 < 2.0
+          f"it: {len(health)} health checks, {_figures(health, 1000, 'ms')}; {len(timings)} Inspect pairs, "
+          f"{_figures(timings, 1, 's')}; machine load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    # The issue's target, on every request measured: each health check and each small Inspect under 2 s.
+    assert max(health) < 2.0, f"a health check took {max(health):.2f} s while the upload scored"
+    assert max(timings) < 2.0, f"an Inspect pair took {max(timings):.2f} s while the upload scored"
 
 
 def test_killing_the_server_mid_score_and_starting_it_again_works(make_server, tmp_path):
@@ -208,7 +211,9 @@ def test_killing_the_server_mid_score_and_starting_it_again_works(make_server, t
             return got, restart, time.monotonic() - killed, took, errors
 
     got, restart, back, took, errors = asyncio.run(run())
+    assert not errors, f"the page raised in the browser across the kill and restart: {errors}"
     worst = _check_compare("after restart", got, expected, "_L4_no-idf_")
     assert server.proc.poll() is None
     print(f"\n[kill and restart] server healthy {restart:.1f} s after the restart command; an upload scored "
-          f"{back:.1f} s after the kill ({took:.1f} s for the upload itself); max |d| to the API {worst:.1e}")
+          f"{back:.1f} s after the kill ({took:.1f} s for the upload itself); max |d| to the API {worst:.1e}; "
+          "no page errors")

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from bertscore_viz import BaselineError, Scorer
-from bertscore_viz.baseline import (BaselineTable, find_baseline, format_baseline, parse_baseline,
-                                    read_baseline, shipped_baseline_path)
+from bertscore_viz.baseline import (BaselineTable, display_path, find_baseline, format_baseline, full_paths,
+                                    parse_baseline, read_baseline, shipped_baseline_path)
 
 TEXT = "LAYER,P,R,F\n0,0.5,0.4,0.45\n1,0.8,0.7,0.75\n2,0.9,0.85,0.875\n"
 
@@ -94,8 +94,39 @@ def test_missing_baseline_names_file_model_language_and_fix():
         find_baseline("all-MiniLM-L6-v2", "zz")
     msg = str(info.value)
     assert "all-MiniLM-L6-v2" in msg and "'zz'" in msg
-    assert str(shipped_baseline_path("zz", "all-MiniLM-L6-v2")) in msg
+    assert "baselines/zz/all-MiniLM-L6-v2.tsv does not exist" in msg
     assert "python -m bertscore_viz baseline" in msg and "baseline_path" in msg
+
+
+def test_messages_name_shipped_files_relative_to_the_repository_and_absolute_for_the_command_line():
+    """The app shows these messages to browser users: no server path. The command line (whose user owns the
+    machine) runs inside ``full_paths()``."""
+    shipped = shipped_baseline_path("zz", "all-MiniLM-L6-v2")
+    root = str(shipped.parents[2])
+    with pytest.raises(BaselineError) as info:
+        Scorer(layer=4, rescale_with_baseline=True, lang="zz")
+    assert root not in str(info.value) and "baselines/zz/all-MiniLM-L6-v2.tsv" in str(info.value)
+    with full_paths(), pytest.raises(BaselineError) as info:
+        find_baseline("all-MiniLM-L6-v2", "zz")
+    assert f"{shipped} does not exist" in str(info.value)
+    with pytest.raises(BaselineError) as info:  # the context is over: relative again
+        find_baseline("all-MiniLM-L6-v2", "zz")
+    assert root not in str(info.value)
+    table = find_baseline("roberta-large", "en")
+    assert table.source == "baselines/en/roberta-large.tsv"
+    with pytest.raises(BaselineError) as info:
+        table.for_layer(30, "roberta-large")
+    assert "The baseline baselines/en/roberta-large.tsv has rows for layers 0 to 24" in str(info.value)
+    assert root not in str(info.value)
+    assert display_path(shipped.parent / ".." / ".." / "etc" / "x.tsv") == "baselines/zz/../../etc/x.tsv"
+
+
+def test_a_file_the_caller_named_keeps_its_name(tmp_path):
+    mine = tmp_path / "mine.tsv"
+    with pytest.raises(BaselineError, match=f"The baseline file {mine} does not exist"):
+        find_baseline("m", "en", mine)
+    mine.write_text("LAYER,P,R,F\n0,0.1,0.2,0.3\n")
+    assert find_baseline("m", "en", mine).source == str(mine)
 
 
 def test_scorer_with_missing_baseline_fails_before_any_work():

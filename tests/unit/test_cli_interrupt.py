@@ -1,5 +1,6 @@
-"""Ctrl-C (SIGINT) to the command line while it computes a baseline: a clean exit, no traceback, no partial or
-temporary file, and an earlier output file left as it was (outputs are written to a temporary file, then renamed)."""
+"""Faults while the command line writes its output: Ctrl-C (SIGINT) while it computes a baseline, and a write that
+runs out of space. Each ends cleanly (no traceback), leaves no partial or temporary file, and leaves an earlier output
+file as it was (outputs are written to a temporary file, flushed, then renamed)."""
 
 from __future__ import annotations
 
@@ -40,3 +41,38 @@ def test_sigint_exits_cleanly_without_a_partial_file(tmp_path):
     assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr
     assert out.read_text() == "an earlier file\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.tsv", "stderr.txt"]
+
+
+def _limit_file_size(max_bytes: int):
+    """In the child, before the CLI starts: files may not grow past ``max_bytes`` (RLIMIT_FSIZE), and the signal
+    that would kill the process (SIGXFSZ) is ignored, so that a write past the limit fails with EFBIG, as a write to
+    a full disk fails with ENOSPC: a real failing write, not a simulated one."""
+    def limit() -> None:
+        import resource
+
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (max_bytes, max_bytes))
+    return limit
+
+
+def test_an_output_write_that_runs_out_of_space_leaves_the_old_file_and_a_clear_error(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(CORPUS.read_text(encoding="utf-8").splitlines()[:40]) + "\n", encoding="utf-8")
+    out = tmp_path / "out.tsv"
+    old = "an earlier file, " + "long enough to be over the size limit " * 20 + "\n"
+    out.write_text(old)
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONDONTWRITEBYTECODE="1")
+    proc = subprocess.run([sys.executable, "-m", "bertscore_viz", "baseline", "--corpus", str(corpus), "--pairs",
+                           "20", "-o", str(out)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+                          preexec_fn=_limit_file_size(256))
+    assert proc.returncode == 2, proc.stderr
+    assert f"error: Could not write {tmp_path}" in proc.stderr and "File too large" in proc.stderr
+    assert "the disk is full, or a file size limit was reached" in proc.stderr
+    assert "Nothing was written or changed" in proc.stderr and "Traceback" not in proc.stderr
+    assert out.read_text() == old
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.txt", "out.tsv"]  # no temporary file left
+    # the same command with room to write: the output is replaced by a complete baseline
+    done = subprocess.run([sys.executable, "-m", "bertscore_viz", "baseline", "--corpus", str(corpus), "--pairs",
+                           "20", "-o", str(out)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert out.read_text().startswith("LAYER,P,R,F\n0,") and len(out.read_text().splitlines()) == 8

@@ -3,8 +3,13 @@ atomic output files."""
 
 from __future__ import annotations
 
+import logging
+import os
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,7 +17,10 @@ import pytest
 from bertscore_viz import deploy, fileio
 from bertscore_viz.baseline import BaselineTable, read_baseline
 from bertscore_viz.deploy import DeployConfigError, JobQueue, ModelNotAllowed, ModelPool, Policy, load_policy
+from bertscore_viz.errors import ModelError
 from bertscore_viz.models import BUNDLED_MODEL_NAME, bundled_model_path
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # --- reading the settings -----------------------------------------------------------------------------------------
@@ -40,8 +48,19 @@ def test_environment_overrides_the_config_file(tmp_path, monkeypatch):
     assert pol.upload_bytes == 5 * 2**20 and pol.baseline_dir == "/srv/baselines"
 
 
+def test_sizes_may_be_fractions_of_a_megabyte_and_small_job_may_be_zero(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    pol = load_policy({"BERTSCORE_VIZ_UPLOAD_MB": "0.5", "BERTSCORE_VIZ_SESSION_UPLOAD_MB": "1.5",
+                       "BERTSCORE_VIZ_SMALL_JOB": "0"})
+    assert pol.upload_bytes == 2**19 and pol.session_upload_bytes == 3 * 2**19 and pol.small_job == 0
+
+
 @pytest.mark.parametrize("env, words", [
     ({"BERTSCORE_VIZ_MAX_JOBS": "0"}, "BERTSCORE_VIZ_MAX_JOBS must be at least 1"),
+    ({"BERTSCORE_VIZ_UPLOAD_MB": "0"}, "BERTSCORE_VIZ_UPLOAD_MB must be a positive number of MB"),
+    ({"BERTSCORE_VIZ_SESSION_UPLOAD_MB": "-3"}, "must be a positive number of MB"),
+    ({"BERTSCORE_VIZ_UPLOAD_MB": "nan"}, "must be a positive number of MB"),
+    ({"BERTSCORE_VIZ_UPLOAD_MB": "inf"}, "must be a positive number of MB"),
     ({"BERTSCORE_VIZ_MAX_MODELS": "two"}, "BERTSCORE_VIZ_MAX_MODELS must be a whole number"),
     ({"BERTSCORE_VIZ_ALLOW_DOWNLOADS": "maybe"}, "must be 1/0, true/false"),
     ({"BERTSCORE_VIZ_CONFIG": "/nonexistent/bsv.toml"}, "does not exist"),
@@ -108,62 +127,266 @@ def test_an_operator_list_with_a_label_for_a_directory():
         deploy.check_model(BUNDLED_MODEL_NAME, pol)  # an explicit list replaces the default
 
 
+def test_a_labelled_model_keeps_its_real_name_default_layer_and_baselines():
+    """docs/DEPLOY.md's example ``mpnet=/path/all-mpnet-base-v2``: the label is what users pick; signatures,
+    baseline files and the default layer follow the model (the catalog entry of the directory's name)."""
+    from bertscore_viz import Scorer, catalog
+    from bertscore_viz.baseline import find_baseline
+
+    installed = catalog.installed_path(catalog.get_entry("all-mpnet-base-v2"))
+    assert installed is not None, "the offline catalog model all-mpnet-base-v2 is installed in this environment"
+    pol = Policy(models=(f"mpnet={installed}", BUNDLED_MODEL_NAME))
+    spec = deploy.check_model("mpnet", pol)
+    assert (spec.name, spec.default_layer, spec.source) == ("all-mpnet-base-v2", 7, str(installed))
+    np.testing.assert_array_equal(find_baseline(spec.name, "en").values,
+                                  read_baseline(ROOT / "baselines" / "en" / "all-mpnet-base-v2.tsv").values)
+    sc = Scorer(model=spec, rescale_with_baseline=True, lang="en")  # no model pass: the signature and baseline
+    assert sc.layer == 7 and str(sc.signature).startswith("all-mpnet-base-v2_L7_no-idf_")
+    assert str(sc.signature).endswith("-rescaled") and "mpnet_" not in str(sc.signature)
+
+
+def test_a_directory_outside_the_catalog_is_named_after_itself(tmp_path):
+    for name, layer in (("my-finetuned-bert", None), ("roberta-large", 17)):
+        d = tmp_path / name
+        d.mkdir()
+        (d / "config.json").write_text("{}")
+        spec = deploy.check_model("label", Policy(models=(f"label={d}",)))
+        assert (spec.name, spec.default_layer, spec.local) == (name, layer, True)
+    snapshot = tmp_path / "hub" / "models--someorg--some-model" / "snapshots" / ("a" * 40)
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text("{}")
+    assert deploy.check_model("x", Policy(models=(f"x={snapshot}",))).name == "someorg/some-model"
+
+
+@pytest.mark.parametrize("target", ["/srv/nope/model", "multilingual-e5-small"])
+def test_an_offered_model_that_cannot_be_used_names_only_its_label(target, tmp_path, monkeypatch, caplog):
+    monkeypatch.setenv("BERTSCORE_VIZ_HOME", str(tmp_path))  # nothing installed here
+    pol = Policy(models=(f"broken={target}", BUNDLED_MODEL_NAME))
+    with caplog.at_level(logging.ERROR, logger="bertscore_viz.app"), pytest.raises(ModelError) as info:
+        deploy.check_model("broken", pol)
+    msg = str(info.value)
+    assert "'broken' cannot be used on this server" in msg and "the reason in its log" in msg
+    assert "/srv" not in msg and str(tmp_path) not in msg and target not in msg
+    assert target in caplog.text  # the reason is in the server's log
+
+
+@pytest.mark.parametrize("typed, words", [
+    ("~", "'~' is not expanded"),
+    ("~/.ssh", "'~' is not expanded"),
+    ("/srv/nope", "'/srv/nope' does not exist on this server"),
+    ("./no/such/dir", "does not exist on this server"),
+    ("multilingual-e5-small", "cannot be used on this server"),  # not installed: the engine names its path
+])
+def test_free_text_messages_echo_only_what_was_typed(typed, words, tmp_path, monkeypatch):
+    monkeypatch.setenv("BERTSCORE_VIZ_HOME", str(tmp_path))
+    with pytest.raises(ModelError) as info:
+        deploy.check_model(typed, Policy(allow_custom_models=True))
+    msg = str(info.value)
+    assert words in msg
+    for server_path in (str(Path.home()), str(tmp_path), str(ROOT)):
+        assert server_path not in msg.replace(typed, "")
+
+
+def test_a_typed_directory_without_a_model_is_named_as_typed(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ModelError) as info:
+        deploy.check_model("empty", Policy(allow_custom_models=True))  # relative to the server's directory
+    assert "The directory 'empty' holds no config.json" in str(info.value)
+    assert str(tmp_path) not in str(info.value)
+
+
 def test_free_text_when_allowed_and_hub_names_need_downloads_or_the_cache(tmp_path):
     pol = Policy(allow_custom_models=True)
     spec = deploy.check_model(str(bundled_model_path()), pol)
     assert spec.local
     with pytest.raises(ModelNotAllowed, match="not on this server, and downloads are turned off"):
         deploy.check_model("someone/not-a-cached-model-xyz", pol)
-    assert deploy.check_model("someone/not-a-cached-model-xyz", Policy(allow_custom_models=True,
-                                                                        allow_downloads=True)).name \
-        == "someone/not-a-cached-model-xyz"  # resolved only; loading would download
+    spec = deploy.check_model("someone/not-a-cached-model-xyz", Policy(allow_custom_models=True,
+                                                                       allow_downloads=True))
+    assert spec.name == "someone/not-a-cached-model-xyz" and not spec.local  # resolved only; loading downloads
+
+
+@pytest.fixture
+def hub_cache(tmp_path, monkeypatch):
+    """A Hugging Face cache holding ``someorg/tiny-minilm`` (the bundled weights), and no other model."""
+    import huggingface_hub.constants
+
+    repo = tmp_path / "hub" / "models--someorg--tiny-minilm"
+    snapshot = repo / "snapshots" / ("0" * 40)
+    snapshot.mkdir(parents=True)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("0" * 40)
+    for f in bundled_model_path().iterdir():
+        if f.is_file():
+            (snapshot / f.name).symlink_to(f)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    return "someorg/tiny-minilm"
+
+
+def test_listed_hub_names_obey_downloads_off_and_load_from_the_cache_only(hub_cache, monkeypatch):
+    import socket
+
+    import huggingface_hub.constants
+
+    from bertscore_viz.encoder import get_encoder, release_encoder
+
+    pol = Policy(models=(hub_cache, "big=someorg/not-cached-xyz"))
+    with pytest.raises(ModelNotAllowed, match="'big' is not on this server, and downloads are turned off"):
+        deploy.check_model("big", pol)  # listed by the operator, but not here and no downloads: refused
+    assert deploy.check_model("big", Policy(models=pol.models, allow_downloads=True)).source == \
+        "someorg/not-cached-xyz"
+    spec = deploy.check_model(hub_cache, pol)
+    assert (spec.name, spec.source, spec.local) == (hub_cache, hub_cache, True)  # local: local_files_only
+    assert not deploy.check_model(hub_cache, Policy(models=pol.models, allow_downloads=True)).local
+    # loads with the process not in offline mode and any connection refused: from the cache, no network
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+
+    def no_network(*args, **kwargs):
+        raise AssertionError("a connection was attempted")
+
+    monkeypatch.setattr(socket, "create_connection", no_network)
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    enc = get_encoder(spec)
+    try:
+        assert enc.num_layers == 6
+    finally:
+        release_encoder(enc)
 
 
 # --- the model pool -----------------------------------------------------------------------------------------------
+class Model:
+    """A stand-in loaded model (weakly referable, as real encoders are)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Model({self.name})"
+
+
 def test_pool_keeps_at_most_max_models_and_drops_the_least_recently_used():
     dropped, loads = [], []
-    pool = ModelPool(2, on_evict=dropped.append)
+    pool = ModelPool(2, on_evict=lambda m: dropped.append(m.name))
 
     def loader(name):
-        return lambda: loads.append(name) or f"model {name}"
+        return lambda: loads.append(name) or Model(name)
 
-    assert pool.get("a", loader("a")) == "model a"
+    assert pool.get("a", loader("a")).name == "a"
     pool.get("b", loader("b"))
     pool.get("a", loader("a"))  # a is now the most recently used
     pool.get("c", loader("c"))
-    assert pool.keys() == ["a", "c"] and dropped == ["model b"] and loads == ["a", "b", "c"]
+    assert pool.keys() == ["a", "c"] and dropped == ["b"] and loads == ["a", "b", "c"]
     pool.get("b", loader("b"))
-    assert pool.keys() == ["c", "b"] and dropped == ["model b", "model a"] and pool.evictions == 2
+    assert pool.keys() == ["c", "b"] and dropped == ["b", "a"] and pool.evictions == 2
+
+
+def test_pool_makes_room_before_it_loads():
+    pool = ModelPool(2)
+    pool.get("a", lambda: Model("a"))
+    pool.get("b", lambda: Model("b"))
+    held_while_loading = []
+    pool.get("c", lambda: held_while_loading.append(pool.keys()) or Model("c"))
+    assert held_while_loading == [["b"]] and pool.keys() == ["b", "c"]
+
+
+def test_pool_loads_a_model_once_however_many_ask_at_once():
+    pool = ModelPool(2)
+    loads, started = [], threading.Event()
+
+    def slow_load():
+        loads.append(1)
+        started.set()
+        time.sleep(0.3)
+        return Model("a")
+
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(pool.get("a", slow_load))) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert len(loads) == 1 and len(got) == 6 and all(g is got[0] for g in got)
+
+
+def test_pool_loads_one_model_at_a_time():
+    pool = ModelPool(3)
+    active, most = [0], [0]
+    lock = threading.Lock()
+
+    def load(name):
+        def run():
+            with lock:
+                active[0] += 1
+                most[0] = max(most[0], active[0])
+            time.sleep(0.2)
+            with lock:
+                active[0] -= 1
+            return Model(name)
+        return run
+
+    threads = [threading.Thread(target=pool.get, args=(k, load(k))) for k in "abc"]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert most[0] == 1 and sorted(pool.keys()) == ["a", "b", "c"]
+
+
+def test_a_dropped_model_still_in_use_is_taken_back_not_loaded_twice():
+    import gc
+
+    pool = ModelPool(1)
+    loads = []
+
+    def loader(name):
+        return lambda: loads.append(name) or Model(name)
+
+    in_use = pool.get("a", loader("a"))  # a running job holds it
+    pool.get("b", loader("b"))  # drops a from the pool; the job keeps it
+    assert pool.keys() == ["b"]
+    again = pool.get("a", loader("a"))
+    assert again is in_use and loads == ["a", "b"] and pool.adopted == 1  # one copy of a, ever
+    del in_use, again
+    pool.get("b", loader("b"))  # a is dropped again, and now nobody uses it
+    gc.collect()
+    pool.get("a", loader("a"))
+    assert loads == ["a", "b", "b", "a"]  # freed, so loaded anew
 
 
 def test_pool_with_real_encoders_releases_the_dropped_one(tmp_path):
     from bertscore_viz.encoder import get_encoder, loaded_encoders, release_encoder
 
-    copy = tmp_path / "mini"  # the bundled weights under another directory: another model to the registry
-    copy.mkdir()
-    for f in bundled_model_path().iterdir():
-        (copy / f.name).symlink_to(f)
-    pol = Policy(models=("mini=" + str(copy), "mini2=" + str(copy)))
-    one, two = deploy.check_model("mini", pol), deploy.check_model("mini2", pol)
-    assert (one.name, two.name) == ("mini", "mini2") and not one.bundled
+    dirs = []
+    for name in ("mini-a", "mini-b"):  # the bundled weights under two names: two models to the registry
+        d = tmp_path / name
+        d.mkdir()
+        for f in bundled_model_path().iterdir():
+            (d / f.name).symlink_to(f)
+        dirs.append(d)
+    pol = Policy(models=(f"one={dirs[0]}", f"two={dirs[1]}"))
+    one, two = deploy.check_model("one", pol), deploy.check_model("two", pol)
+    assert (one.name, two.name) == ("mini-a", "mini-b") and not one.bundled
     pool = ModelPool(1, on_evict=release_encoder)
-    first = pool.get(one.name, lambda: get_encoder(one))
+    first = pool.get((one.name, one.source), lambda: get_encoder(one))
     assert first in loaded_encoders()
-    second = pool.get(two.name, lambda: get_encoder(two))
-    assert first is not second and pool.keys() == ["mini2"]
+    second = pool.get((two.name, two.source), lambda: get_encoder(two))
+    assert first is not second and pool.keys() == [("mini-b", str(dirs[1]))]
     assert first not in loaded_encoders() and second in loaded_encoders()
     release_encoder(second)
 
 
 # --- the job queue ------------------------------------------------------------------------------------------------
-def test_queue_runs_at_most_max_jobs_in_arrival_order_and_says_how_many_are_ahead():
+def test_queue_runs_at_most_max_jobs_in_arrival_order_and_says_what_is_ahead():
     queue = JobQueue(1, poll=0.02)
     order, seen = [], {}
     gate = threading.Event()
 
     def job(name, hold):
-        def waiting(n):
-            seen.setdefault(name, []).append(n)
+        def waiting(running, before):
+            seen.setdefault(name, []).append((running, before))
         with queue.slot(waiting):
             order.append(name)
             if hold:
@@ -182,11 +405,57 @@ def test_queue_runs_at_most_max_jobs_in_arrival_order_and_says_how_many_are_ahea
             time.sleep(0.01)
     time.sleep(0.1)
     assert queue.running == 1 and queue.waiting == 2
-    assert seen["second"][-1] == 1 and seen["third"][-1] == 2  # the running job counts as ahead
+    assert seen["second"][-1] == (1, 0) and seen["third"][-1] == (1, 1)
     gate.set()
     for t in [first] + threads:
         t.join(10)
     assert order == ["first", "second", "third"] and queue.max_running == 1 and queue.running == 0
+
+
+def test_with_two_slots_one_ending_job_is_enough_and_the_message_says_so():
+    queue = JobQueue(2, poll=0.02)
+    gates = [threading.Event(), threading.Event()]
+    seen, started = [], []
+
+    def long_job(k):
+        with queue.slot():
+            gates[k].wait(10)
+
+    runners = [threading.Thread(target=long_job, args=(k,)) for k in range(2)]
+    for t in runners:
+        t.start()
+    while queue.running < 2:
+        time.sleep(0.01)
+    waiter = threading.Thread(target=lambda: queue.acquire(lambda r, b: seen.append((r, b))) or started.append(1)
+                              or queue.release())
+    waiter.start()
+    while not seen:
+        time.sleep(0.01)
+    assert seen[-1] == (2, 0)
+    msg = deploy.wait_message(*seen[-1], queue.max_jobs)
+    assert "2 job(s) running, 0 waiting before yours" in msg and "when 1 more job ends" in msg
+    gates[0].set()  # one of the two running jobs ends: the waiter starts while the other still runs
+    waiter.join(10)
+    assert started == [1] and queue.running == 1
+    gates[1].set()
+    for t in runners:
+        t.join(10)
+    assert "3 job(s) running, 2 waiting before yours" in deploy.wait_message(3, 2, 2)
+    assert "when 4 more jobs end" in deploy.wait_message(3, 2, 2)
+
+
+def test_a_job_that_fails_inside_its_slot_frees_it():
+    queue = JobQueue(1, poll=0.02)
+    with pytest.raises(RuntimeError, match="the job failed"):
+        with queue.slot():
+            assert queue.running == 1
+            raise RuntimeError("the job failed")
+    assert queue.running == 0 and queue.waiting == 0
+    done = []
+    t = threading.Thread(target=lambda: queue.acquire() or done.append(1) or queue.release())
+    t.start()
+    t.join(5)
+    assert done == [1]  # the next job got the slot at once
 
 
 def test_queue_allows_nested_slots_and_drops_a_waiter_that_gives_up():
@@ -197,7 +466,7 @@ def test_queue_allows_nested_slots_and_drops_a_waiter_that_gives_up():
         errors = []
 
         def impatient():
-            def leave(n):
+            def leave(running, before):
                 raise KeyboardInterrupt  # e.g. the user left the page while waiting
 
             try:
@@ -216,19 +485,46 @@ def test_queue_allows_nested_slots_and_drops_a_waiter_that_gives_up():
 
 
 # --- baselines kept for later sessions ----------------------------------------------------------------------------
+TABLE = BaselineTable(np.array([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]]), "computed")
+
+
 def test_saved_baselines_round_trip_under_safe_names(tmp_path):
-    table = BaselineTable(np.array([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]]), "computed")
     assert deploy.saved_baseline(tmp_path, "en", "org/model") is None
-    path = deploy.save_baseline(tmp_path, "en", "org/model", table, '{"pairs": 5}')
-    assert path == tmp_path / "en" / "org__model.tsv"
+    path = deploy.save_baseline(tmp_path, "en", "org/model", TABLE, '{"pairs": 5}')
+    assert path.parent == tmp_path / "en" and path.name.startswith("org__model~")
     assert path.with_suffix(".provenance.json").read_text() == '{"pairs": 5}'
     got = deploy.saved_baseline(tmp_path, "en", "org/model")
-    np.testing.assert_array_equal(got.values, table.values)
+    np.testing.assert_array_equal(got.values, TABLE.values)
     assert got.source.startswith("saved on this server")
+    assert deploy.saved_baseline_path(tmp_path, "en", "roberta-large") == tmp_path / "en" / "roberta-large.tsv"
     evil = deploy.saved_baseline_path(tmp_path, "../..", "../../etc/passwd")
     assert evil.resolve().is_relative_to(tmp_path.resolve())
     (tmp_path / "en" / "broken.tsv").write_text("nonsense")
     assert deploy.saved_baseline(tmp_path, "en", "broken") is None  # ignored (and logged), not a crash
+
+
+@pytest.mark.parametrize("names", [("org/model", "org__model"), ("a b", "a_b"), ("x.y", ".x.y"), ("é", "_"),
+                                   ("m" * 130, "m" * 131), ("A/B", "A__B~0")])
+def test_saved_baseline_names_are_one_to_one(names, tmp_path):
+    first, second = names
+    assert deploy.saved_baseline_path(tmp_path, "en", first) != deploy.saved_baseline_path(tmp_path, "en", second)
+    other = BaselineTable(TABLE.values + 0.1, "other")
+    deploy.save_baseline(tmp_path, "en", first, TABLE)
+    deploy.save_baseline(tmp_path, "en", second, other)
+    np.testing.assert_array_equal(deploy.saved_baseline(tmp_path, "en", first).values, TABLE.values)
+    np.testing.assert_array_equal(deploy.saved_baseline(tmp_path, "en", second).values, other.values)
+    assert all(len(p.name) < 200 for p in (tmp_path / "en").iterdir())
+
+
+def test_saving_over_a_baseline_replaces_or_removes_its_provenance(tmp_path):
+    path = deploy.save_baseline(tmp_path, "fr", "m", TABLE, '{"computed": true}')
+    prov = path.with_suffix(".provenance.json")
+    assert prov.read_text() == '{"computed": true}'
+    deploy.save_baseline(tmp_path, "fr", "m", BaselineTable(TABLE.values * 0.5, "uploaded"))
+    assert not prov.exists()  # an uploaded table never sits beside the computed one's provenance
+    deploy.save_baseline(tmp_path, "fr", "m", TABLE, '{"computed": "again"}')
+    assert prov.read_text() == '{"computed": "again"}'
+    assert sorted(p.name for p in (tmp_path / "fr").iterdir()) == ["m.provenance.json", "m.tsv"]
 
 
 # --- atomic files -------------------------------------------------------------------------------------------------
@@ -250,3 +546,72 @@ def test_an_interrupted_write_leaves_the_old_file_and_no_temporary(tmp_path):
         fileio.atomic_write_via(tmp_path / "fig.png", lambda name: (open(name, "wb").write(b"x"),
                                                                      (_ for _ in ()).throw(RuntimeError())))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.tsv"]
+
+
+def test_writes_are_flushed_to_disk_file_then_directory(tmp_path, monkeypatch):
+    """fsync of the temporary file before the rename, of the directory after it (a spy: the real fsync runs)."""
+    calls = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def spy_fsync(fd):
+        calls.append(("fsync", os.path.realpath(f"/proc/self/fd/{fd}")))
+        return real_fsync(fd)
+
+    def spy_replace(src, dst):
+        calls.append(("replace", os.path.basename(dst)))
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(os, "fsync", spy_fsync)
+    monkeypatch.setattr(os, "replace", spy_replace)
+    fileio.atomic_write_text(tmp_path / "out.tsv", "x\n")
+    fileio.atomic_write_via(tmp_path / "fig.svg", lambda name: Path(name).write_text("<svg/>"))
+    for target in ("out.tsv", "fig.svg"):
+        i = calls.index(("replace", target))
+        assert calls[i - 1][0] == "fsync" and os.path.basename(calls[i - 1][1]).startswith(fileio.TEMP_PREFIX)
+        assert calls[i + 1] == ("fsync", str(tmp_path.resolve()))
+
+
+def test_stale_temporary_files_of_a_killed_writer_are_removed_by_the_next_write(tmp_path):
+    stale = tmp_path / f"{fileio.TEMP_PREFIX}dead.tsv"
+    fresh = tmp_path / f"{fileio.TEMP_PREFIX}writing-now.tsv"
+    other = tmp_path / ".tmp-someone-else.tsv"
+    for f in (stale, fresh, other):
+        f.write_text("partial")
+    old = time.time() - fileio.STALE_SECONDS - 60
+    os.utime(stale, (old, old))
+    os.utime(other, (old, old))
+    fileio.atomic_write_text(tmp_path / "out.tsv", "x\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([fresh.name, other.name, "out.tsv"])
+
+
+def test_a_write_the_file_system_refuses_is_a_clear_error_and_changes_nothing(tmp_path):
+    out = tmp_path / "out.tsv"
+    out.write_text("old\n")
+
+    def refuse(fh):
+        fh.write(b"partial")
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(fileio.OutputError) as info:
+        fileio.atomic_write(out, refuse)
+    msg = str(info.value)
+    assert f"Could not write {out}" in msg and "the disk is full" in msg and "Nothing was written or changed" in msg
+    assert out.read_text() == "old\n" and sorted(p.name for p in tmp_path.iterdir()) == ["out.tsv"]
+
+
+# --- the operator's check ----------------------------------------------------------------------------------------
+def _deploy_exec(env: dict) -> subprocess.CompletedProcess:
+    show = "import os; print('CAP=' + os.environ.get('STREAMLIT_SERVER_MAX_UPLOAD_SIZE', 'unset'))"
+    env = {k: v for k, v in os.environ.items() if k != "STREAMLIT_SERVER_MAX_UPLOAD_SIZE"} | env
+    return subprocess.run([sys.executable, "-m", "bertscore_viz.deploy", "--exec", sys.executable, "-c", show],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120, env=env)
+
+
+def test_streamlits_upload_cap_follows_the_per_file_limit_unless_the_operator_set_it():
+    run = _deploy_exec({"BERTSCORE_VIZ_UPLOAD_MB": "120.5"})
+    assert run.returncode == 0 and run.stdout.rstrip().endswith("CAP=121"), run.stderr
+    run = _deploy_exec({"BERTSCORE_VIZ_UPLOAD_MB": "120", "STREAMLIT_SERVER_MAX_UPLOAD_SIZE": "50"})
+    assert run.returncode == 0 and run.stdout.rstrip().endswith("CAP=50")
+    assert "STREAMLIT_SERVER_MAX_UPLOAD_SIZE=50 is below BERTSCORE_VIZ_UPLOAD_MB=120" in run.stderr
+    run = _deploy_exec({"STREAMLIT_SERVER_MAX_UPLOAD_SIZE": "lots"})
+    assert run.returncode == 2 and "must be a whole number of MB" in run.stderr

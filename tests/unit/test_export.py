@@ -26,7 +26,19 @@ SIG = "all-MiniLM-L6-v2_L4_no-idf_version=bertscore-viz-0.1.0(hug_trans=5.23.0)"
         ("@SUM(A1)", "'@SUM(A1)"),
         ("\t=1+1", "'\t=1+1"),
         ("\r=1+1", "'\r=1+1"),
+        (" =1+1", "' =1+1"),  # spreadsheets skip leading whitespace before a formula
+        ("  +cmd", "'  +cmd"),
+        ("\u00a0-x", "'\u00a0-x"),  # a no-break space
+        ("\u3000@SUM(A1)", "'\u3000@SUM(A1)"),  # an ideographic space
+        ("\n=1", "'\n=1"),
+        ("\uff1dHYPERLINK(1)", "'\uff1dHYPERLINK(1)"),  # full-width = + - @
+        ("\uff0b1", "'\uff0b1"),
+        ("\uff0dx", "'\uff0dx"),
+        ("\uff20y", "'\uff20y"),
+        (" \uff1dz", "' \uff1dz"),
+        ("   ", "   "),  # whitespace alone is not a formula
         ("plain text", "plain text"),
+        (" plain", " plain"),
         ("a = b", "a = b"),  # only a leading sign matters
         ("", ""),
         (-0.5, -0.5),  # numbers are left alone
@@ -64,6 +76,24 @@ def test_safe_csv_neutralises_headers_and_string_dtype():
     rows = _read(safe_csv(frame))
     assert rows[0] == ["'=evil", "ok"]
     assert [r[0] for r in rows[1:]] == ["'-a", "b"]
+
+
+def test_safe_csv_neutralises_category_columns_and_keeps_their_other_cells():
+    frame = pd.DataFrame({"system": pd.Categorical(["=cmd", " +x", "ok", "=cmd"]),
+                          "bucket": pd.Categorical([1, 2, 1, 3]),  # numeric categories stay numbers
+                          "f1": [0.1, -0.2, 0.3, 0.4]})
+    before = frame.copy()
+    rows = _read(safe_csv(frame))
+    assert [r[0] for r in rows[1:]] == ["'=cmd", "' +x", "ok", "'=cmd"]
+    assert [r[1] for r in rows[1:]] == ["1", "2", "1", "3"] and rows[2][2] == "-0.2"
+    pd.testing.assert_frame_equal(frame, before)  # input untouched, still categorical
+
+
+def test_safe_csv_neutralises_every_text_dtype_and_duplicate_column_names():
+    frame = pd.DataFrame([["=a", " -b", "\uff20c", 1.0]], columns=["x", "x", "y", "z"])
+    frame["y"] = frame["y"].astype("string")
+    rows = _read(safe_csv(frame))
+    assert rows[1] == ["'=a", "' -b", "'\uff20c", "1.0"]
 
 
 def test_safe_csv_carries_the_signature():

@@ -95,3 +95,54 @@ def test_image_checks_the_deployment_settings_before_serving():
 def test_docker_context_leaves_out_data_and_secrets():
     ignored = (ROOT / ".dockerignore").read_text(encoding="utf-8").split()
     assert "data" in ignored and ".streamlit/secrets.toml" in ignored
+
+
+def _requirements() -> dict[str, str]:
+    lines = (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    reqs = [ln.strip() for ln in lines if ln.strip() and not ln.startswith(("#", "-"))]
+    return {re.split(r"[<>=!~\[]", r, 1)[0].lower(): r for r in reqs}
+
+
+def test_pyproject_declares_the_requirements_with_minimums_the_code_needs():
+    import tomllib
+    from importlib.metadata import version
+
+    from packaging.requirements import Requirement
+
+    reqs = _requirements()
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    declared = {Requirement(d).name.lower(): d for d in project["dependencies"]}
+    assert declared == reqs, "pyproject.toml's dependencies must mirror requirements.txt"
+    # the APIs the app uses: st.file_uploader(max_upload_size=), st.tabs(key=, on_change=), container(horizontal=)
+    assert Requirement(reqs["streamlit"]).specifier.contains("1.67.0")
+    assert not Requirement(reqs["streamlit"]).specifier.contains("1.66.0")
+    for name, text in reqs.items():  # the versions this suite runs with satisfy every requirement
+        assert Requirement(text).specifier.contains(version(name).split("+")[0], prereleases=True), (name, text)
+
+
+def test_the_repository_and_the_bert_score_baselines_carry_their_licences():
+    mit = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert mit.startswith("MIT License") and "Copyright (c) 2026 the bertscore-viz authors" in mit
+    bert_score = (ROOT / "baselines" / "LICENSE.bert-score").read_text(encoding="utf-8")
+    assert "MIT License" in bert_score and "Tianyi Zhang, Varsha Kishore, Felix Wu" in bert_score
+    assert "Permission is hereby granted, free of charge" in bert_score
+
+
+def test_data_readme_lists_the_checksum_of_every_data_file():
+    import hashlib
+
+    text = (ROOT / "data" / "README.md").read_text(encoding="utf-8")
+    listed = dict(re.findall(r"^\| `([^`]+)` \| [\d,]+ \| `([0-9a-f]{64})` \|$", text, flags=re.M))
+    files = {p.relative_to(ROOT / "data").as_posix(): p for p in (ROOT / "data").rglob("*")
+             if p.is_file() and p.name != "README.md"}
+    assert set(listed) == set(files)
+    for name, path in files.items():
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == listed[name], name
+    assert "No licence is stated" in text
+
+
+def test_image_hides_error_details_and_lets_the_entry_point_set_the_upload_cap():
+    env = " ".join(_instructions("ENV"))
+    assert "STREAMLIT_CLIENT_SHOW_ERROR_DETAILS=none" in env
+    assert "STREAMLIT_SERVER_MAX_UPLOAD_SIZE" not in env  # derived from BERTSCORE_VIZ_UPLOAD_MB at start
+    assert any("LICENSE" in c for c in _instructions("COPY"))

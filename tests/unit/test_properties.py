@@ -1,20 +1,25 @@
 """Property-based tests (Hypothesis) of the pure math and of the upload parser.
 
 The math: P/R/F bounds, the batched torch kernels equal to the one-pair reference whatever the batch order and
-batch size, rescaling round trips, idf's definition. The parser: any bytes give a result, never an exception, and
-every data row of a CSV is either kept or listed as a problem.
+batch size, rescaling round trips, idf's definition; and the engine's own scoring (``Scorer.result``) from given
+greedy maxima and real token ids: equal to the definition computed by hand (weights, idf, empty sides, the best of
+several references), rescaling, candidate order, special tokens. The parser: any bytes give a result, never an
+exception; every data row of a CSV or TSV (any cell text, CR, LF, NUL, quotes) and every line of a JSON Lines file
+is either kept or listed as a problem, a blank row is neither; every row read is a segment or an error.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import json
 import math
+import re
 
 import numpy as np
 import pytest
 import torch
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -172,8 +177,192 @@ def test_idf_follows_its_definition_and_ignores_order_and_repeats(docs, rnd):
     assert got[-1] == pytest.approx(w.unseen) and got.shape == ids.shape
 
 
+# --- the engine's scoring from given maxima (Scorer.result, no model pass) ---------------------------------------
+SENTENCES = ["The cat sat on the mat.", "A cat was sitting on a mat.", "Prices rose sharply.", "the the the",
+             "Snow held up the train.", "", "Every night he practises his violin.", "ok"]
+_ENGINE: dict = {}
+
+
+def engine():
+    """The bundled model's scorer and the token ids of :data:`SENTENCES` (loaded once: the tokenizer is real)."""
+    if not _ENGINE:
+        from bertscore_viz import Scorer
+
+        sc = Scorer(layer=4)
+        _ENGINE["scorer"] = sc
+        _ENGINE["ids"] = [t.ids for t in sc.encoder.encode(SENTENCES)]
+        _ENGINE["special"] = sc.encoder.special_ids
+    return _ENGINE
+
+
+@st.composite
+def match_stats(draw):
+    """MatchStats as :meth:`Scorer.match` makes them, with the greedy maxima drawn instead of computed: 1-4
+    candidates, each with 1-3 references, texts from :data:`SENTENCES` (their real token ids)."""
+    from bertscore_viz.scorer import MatchStats
+
+    e = engine()
+    n = draw(st.integers(1, 4))
+    cands = [draw(st.integers(0, len(SENTENCES) - 1)) for _ in range(n)]
+    groups, refs, pair_cand = [], [], []
+    for i in range(n):
+        k = draw(st.integers(1, 3))
+        groups.append((len(refs), len(refs) + k))
+        for _ in range(k):
+            refs.append(draw(st.integers(0, len(SENTENCES) - 1)))
+            pair_cand.append(i)
+    sim = st.floats(-1.0, 1.0, allow_nan=False, width=32)
+    cand_best = tuple(np.array([draw(st.lists(sim, min_size=len(e["ids"][cands[c]]),
+                                              max_size=len(e["ids"][cands[c]])))]) for c in pair_cand)
+    ref_best = tuple(np.array([draw(st.lists(sim, min_size=len(e["ids"][r]), max_size=len(e["ids"][r])))])
+                     for r in refs)
+    return MatchStats((4,), tuple(SENTENCES[c] for c in cands), tuple(SENTENCES[r] for r in refs),
+                      np.array(pair_cand), tuple(groups), tuple(e["ids"][c] for c in cands),
+                      tuple(e["ids"][r] for r in refs), np.zeros(n, bool), np.zeros(len(refs), bool), cand_best,
+                      ref_best, e["special"])
+
+
+def by_hand(stats, idf: bool) -> np.ndarray:
+    """``(n_pairs, 3)`` raw P/R/F of every pair, as docs/SEMANTICS.md defines them: weighted means of the maxima
+    (weights: idf from the references, or 1; special tokens 0), F the harmonic mean, 0 for an empty side."""
+    special = list(stats.special_ids)
+    weights = compute_idf(stats.ref_ids) if idf else None
+    out = []
+    for p, c in enumerate(stats.pair_candidate):
+        sides = []
+        for ids, best in ((stats.cand_ids[c], stats.cand_best[p][0]), (stats.ref_ids[p], stats.ref_best[p][0])):
+            is_special = np.isin(ids, special)
+            w = np.where(is_special, 0.0, 1.0) if weights is None else weights(ids)
+            sides.append((float(np.dot(w, best) / w.sum()) if w.sum() else float("nan"), bool(is_special.all())))
+        (prec, c_empty), (rec, r_empty) = sides
+        if c_empty or r_empty:
+            prec = rec = 0.0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            f = 2 * np.float64(prec) * rec / (np.float64(prec) + rec)  # P + R = 0 with P != 0: +-inf, as bert-score
+        out.append((prec, rec, 0.0 if np.isnan(f) else f))  # NaN (0/0, or no idf weight) becomes 0
+    return np.array(out)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(match_stats(), st.booleans())
+def test_result_is_the_best_reference_of_the_hand_computed_pair_scores(stats, idf):
+    sc = engine()["scorer"]
+    res = sc.result(stats, idf=idf, baseline=None)
+    pairs = by_hand(stats, idf)
+    with np.errstate(invalid="ignore"):
+        for i, (s, e) in enumerate(stats.groups):
+            best = np.max(pairs[s:e], axis=0)
+            got = np.array([res.precision[i], res.recall[i], res.f1[i]])
+            np.testing.assert_allclose(got, best, atol=1e-9, equal_nan=True)
+            np.testing.assert_allclose(pairs[s + res.best_reference[i], [0, 1, 2]], best, atol=1e-9,
+                                       equal_nan=True)
+    finite = np.isfinite(res.precision) & np.isfinite(res.recall)
+    assert np.all(np.abs(res.precision[finite]) <= 1 + 1e-9) and np.all(np.abs(res.recall[finite]) <= 1 + 1e-9)
+    # one reference: F is the harmonic mean of P and R (with several, P, R and F are each their own maximum)
+    single = np.array([e - s == 1 for s, e in stats.groups])
+    both = finite & single & (res.precision > 0) & (res.recall > 0)
+    assert np.all(res.f1[both] >= np.minimum(res.precision, res.recall)[both] - 1e-12)
+    assert np.all(res.f1[both] <= np.maximum(res.precision, res.recall)[both] + 1e-12)
+    empty = [i for i, c in enumerate(stats.candidates) if not c.strip()]
+    assert all(res.f1[i] == 0 and res.precision[i] == 0 for i in empty)  # an empty candidate scores 0
+    if empty:
+        assert any("empty candidate" in w for w in res.warnings)
+    assert not np.isnan(res.f1).any()  # F is a number even when idf leaves no weight (P and R NaN, as bert-score)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(match_stats(), st.tuples(*[st.floats(-0.9, 0.95) for _ in range(3)]))
+def test_result_rescaling_maps_raw_scores_linearly_and_back(stats, baseline):
+    sc = engine()["scorer"]
+    raw = sc.result(stats, baseline=None)
+    res = sc.result(stats, baseline=np.array(baseline))
+    b = np.array(baseline)
+    np.testing.assert_array_equal(res.raw_f1, raw.f1)  # the raw numbers are kept beside the rescaled ones
+    for k, (scaled, unscaled) in enumerate(((res.precision, raw.precision), (res.recall, raw.recall),
+                                            (res.f1, raw.f1))):
+        np.testing.assert_allclose(scaled, (unscaled - b[k]) / (1 - b[k]), atol=1e-12)
+        np.testing.assert_allclose(scaled * (1 - b[k]) + b[k], unscaled, atol=1e-12)
+        order = np.argsort(unscaled, kind="stable")
+        assert np.all(np.diff(scaled[order]) >= -1e-12)  # the ranking of candidates is unchanged
+    assert res.rescaled and not raw.rescaled and "-rescaled" in str(res.signature)
+    np.testing.assert_array_equal(res.baseline, b)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(match_stats(), st.randoms(use_true_random=False))
+def test_result_does_not_depend_on_the_order_of_the_candidates(stats, rnd):
+    from bertscore_viz.scorer import MatchStats
+
+    sc = engine()["scorer"]
+    order = list(range(len(stats.candidates)))
+    rnd.shuffle(order)
+    pairs = [list(range(*stats.groups[i])) for i in order]  # each candidate keeps its references, in order
+    flat = [p for group in pairs for p in group]
+    groups, start = [], 0
+    for group in pairs:
+        groups.append((start, start + len(group)))
+        start += len(group)
+    shuffled = MatchStats(stats.layers, tuple(stats.candidates[i] for i in order),
+                          tuple(stats.references[p] for p in flat),
+                          np.array([new for new, group in enumerate(pairs) for _ in group]), tuple(groups),
+                          tuple(stats.cand_ids[i] for i in order), tuple(stats.ref_ids[p] for p in flat),
+                          stats.cand_truncated[order], stats.ref_truncated[flat],
+                          tuple(stats.cand_best[p] for p in flat), tuple(stats.ref_best[p] for p in flat),
+                          stats.special_ids)
+    for idf in (False, True):  # idf counts documents: the same set of references, so the same weights
+        a, b = sc.result(stats, idf=idf, baseline=None), sc.result(shuffled, idf=idf, baseline=None)
+        np.testing.assert_allclose(b.f1, a.f1[order], atol=1e-12, equal_nan=True)
+        np.testing.assert_allclose(b.precision, a.precision[order], atol=1e-12, equal_nan=True)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(match_stats(), st.floats(-1, 1, allow_nan=False))
+def test_special_tokens_weigh_nothing_with_or_without_idf(stats, value):
+    """[CLS] and [SEP] are in every reference, so idf gives them ln(1) = 0; without idf they weigh 0 too: their
+    maxima cannot change a score."""
+    from dataclasses import replace as dc_replace
+
+    sc = engine()["scorer"]
+    special = list(stats.special_ids)
+
+    def overwrite(bests, ids_of):
+        out = []
+        for p, best in enumerate(bests):
+            best = best.copy()
+            best[0, np.isin(ids_of(p), special)] = value
+            out.append(best)
+        return tuple(out)
+
+    changed = dc_replace(stats, cand_best=overwrite(stats.cand_best, lambda p: stats.cand_ids[stats.pair_candidate[p]]),
+                         ref_best=overwrite(stats.ref_best, lambda p: stats.ref_ids[p]))
+    for idf in (False, True):
+        a, b = sc.result(stats, idf=idf, baseline=None), sc.result(changed, idf=idf, baseline=None)
+        np.testing.assert_allclose(b.f1, a.f1, atol=1e-12, equal_nan=True)
+
+
 # --- the upload parser ----------------------------------------------------------------------------------------------
 NAMES = st.sampled_from([None, "x.csv", "x.tsv", "x.jsonl", "x.json", "x.txt", "x"])
+#: The parser's messages for rows it stops reading at: they list every later row at once.
+LATER_ROWS_LEFT_OUT = ("later rows are left out", "on are left out")
+
+
+def listed(n: int, problems) -> bool:
+    """Row ``n`` is named by a problem, or falls after a problem that leaves every later row out."""
+    return any(p.row == n or (p.row is not None and p.row <= n and any(s in p.problem for s in LATER_ROWS_LEFT_OUT))
+               for p in problems)
+
+
+def check_rows_of_the_dataset(table, read_problems) -> None:
+    """Every row read is a segment of the dataset or named by an error (the wide layout: one row, one segment)."""
+    ds = upload.build_dataset(table, None, upload.EMPTY_SCORE, problems=read_problems)
+    assert len(ds.rows) == len(set(ds.rows)) == ds.n_segments
+    assert ds.rows == [n for n in table.row_numbers if n in set(ds.rows)]  # a subset, in file order
+    if ds.ok and ds.mapping.layout == "wide":
+        errors = {p.row for p in ds.problems if p.severity == "error"}
+        for n in table.row_numbers:
+            assert n in ds.rows or n in errors, n
+    elif not ds.ok:
+        assert ds.problems  # nothing to score is always explained
 
 
 @settings(max_examples=150, deadline=None)
@@ -186,6 +375,11 @@ def test_any_bytes_give_a_dataset_or_problems_never_an_exception(data, name):
         assert ds.problems  # nothing to score is always explained
     for texts in ds.systems.values():
         assert len(texts) == ds.n_segments
+    table, problems = upload.read_table(data, name)
+    if table is None:
+        assert problems and all(p.severity == "error" for p in problems)
+    else:
+        check_rows_of_the_dataset(table, problems)
 
 
 @settings(max_examples=100, deadline=None)
@@ -195,28 +389,64 @@ def test_any_text_gives_a_dataset_or_problems_never_an_exception(text, name):
     assert isinstance(ds, upload.Dataset) and (ds.ok or ds.problems)
 
 
-cell = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\x00"), max_size=12)
+# any text in a cell: quotes, delimiters, CR, LF, NUL, right-to-left and zero-width characters
+cell = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
+blank = st.text(" \t\u00a0\u3000", max_size=3)  # a cell that is whitespace only
 
 
-@settings(max_examples=80, deadline=None)
-@given(st.lists(st.lists(cell, min_size=1, max_size=5), max_size=15), st.booleans())
-def test_every_csv_row_is_kept_or_listed_as_a_problem(rows, with_id):
+@settings(max_examples=120, deadline=None)
+@given(st.lists(st.one_of(st.lists(cell, min_size=1, max_size=5), st.lists(blank, min_size=1, max_size=4)),
+                max_size=15),
+       st.booleans(), st.sampled_from([(",", "x.csv"), ("\t", "x.tsv"), (";", "x.csv"), ("|", "x.txt")]),
+       st.sampled_from(["\n", "\r\n"]))
+def test_every_csv_or_tsv_row_is_kept_or_listed_as_a_problem(rows, with_id, dialect, newline):
+    delimiter, name = dialect
     header = (["segment_id"] if with_id else []) + ["reference", "system_a", "system_b"]
     buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
+    writer = csv.writer(buf, delimiter=delimiter, lineterminator=newline)
     writer.writerow(header)
     starts = []
     for row in rows:
-        starts.append(buf.getvalue().count("\n") + 1)  # the line on which this record starts
+        starts.append(len(re.findall(r"\r\n|\r|\n", buf.getvalue())) + 1)  # the line this record starts on
         writer.writerow(row)
-    table, read_problems = upload.read_table(buf.getvalue().encode("utf-8"), "x.csv")
-    assert table is not None and table.columns == tuple(header)
-    problem_rows = {p.row for p in read_problems}
-    real = [n for n, row in zip(starts, rows) if any(c.strip() for c in row)]
-    for n in real:
-        assert (n in table.row_numbers) != (n in problem_rows), n  # kept, or listed: exactly one
-    ds = upload.build_dataset(table, None, upload.EMPTY_SCORE, problems=read_problems)
-    listed = {p.row for p in ds.problems}
-    for n in table.row_numbers:
-        assert n in ds.rows or n in listed, n
-    assert len(ds.rows) + sum(n not in ds.rows for n in table.row_numbers) == len(table.row_numbers)
+    table, read_problems = upload.read_table(buf.getvalue().encode("utf-8"), name)
+    assert table is not None and table.columns == tuple(header) and table.delimiter == delimiter
+    assert len(set(table.row_numbers)) == len(table.row_numbers)
+    for n, row in zip(starts, rows):
+        if any(c.strip() for c in row):  # a row with data: kept, or listed, never both, never neither
+            assert (n in table.row_numbers) != listed(n, read_problems), (n, row)
+        else:  # a blank row (every cell empty or whitespace) holds no data: skipped, and not a problem
+            assert n not in table.row_numbers and not any(p.row == n for p in read_problems), (n, row)
+    check_rows_of_the_dataset(table, read_problems)
+
+
+json_value = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), cell,
+                       st.lists(cell, max_size=3), st.dictionaries(cell, cell, max_size=2))
+json_line = st.one_of(
+    st.dictionaries(st.sampled_from(["reference", "system_a", "system_b", "segment_id", "other"]), json_value,
+                    max_size=5).map(lambda d: ("object", json.dumps(d))),
+    json_value.map(lambda v: ("not an object", json.dumps(v))),
+    st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n\x0b\x0c\x1c\x1d\x1e"
+                          "\x85\u2028\u2029"), max_size=20).map(lambda t: ("text", t)),
+)
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(json_line, max_size=15))
+def test_every_json_lines_line_is_kept_or_listed_as_a_problem(lines):
+    text = "\n".join(line for _, line in lines)
+    assume(not text.strip().startswith("["))  # a JSON array is read as one document, not line by line
+    table, problems = upload.read_table(text.encode("utf-8"), "x.jsonl")
+    if table is None:
+        assert problems and problems[-1].row is None  # said for the whole file: empty, or no object in it
+        kept: tuple = ()
+    else:
+        kept = table.row_numbers
+        check_rows_of_the_dataset(table, problems)
+    for n, (kind, line) in enumerate(lines, start=1):
+        if not line.strip():
+            assert n not in kept and not any(p.row == n for p in problems)  # a blank line: no data
+            continue
+        assert (n in kept) != any(p.row == n for p in problems), (n, kind, line)
+        if kind == "object":
+            assert n in kept  # every object is a row, whatever its fields

@@ -182,7 +182,17 @@ def test_unnamed_column_is_reported():
 
 def test_file_larger_than_limit():
     ds = parse_upload(_csv("reference,A\n" + "r,a\n" * 100), max_bytes=100)
-    assert not ds.ok and "the limit is" in _messages(ds)[0]
+    assert not ds.ok and "The file is 412 bytes; the limit is 100 bytes." in _messages(ds)[0]
+    big = b"reference,A\n" + b"r,a\n" * (2**20 // 4)
+    (p,) = parse_upload(big, max_bytes=2**20).problems
+    assert p.problem.startswith("The file is 1.0 MB; the limit is 1 MB.")  # binary MB, as the limits are set
+
+
+@pytest.mark.parametrize("n, text", [(0, "0 bytes"), (1023, "1,023 bytes"), (1024, "1 kB"), (1536, "1.5 kB"),
+                                     (5130, "5.0 kB"), (2**20, "1 MB"), (50 * 2**20, "50 MB"),
+                                     (int(1.25 * 2**20), "1.2 MB"), (int(123.4 * 2**20), "123 MB")])
+def test_sizes_are_stated_in_binary_units(n, text):
+    assert upload.describe_size(n) == text
 
 
 def test_more_rows_than_limit_keeps_the_first():
