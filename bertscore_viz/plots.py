@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import InputError
-from .fileio import atomic_write_text, atomic_write_via
+from .fileio import atomic_write_bytes, atomic_write_text
 from .results import PairExplanation, TokenSide
 
 #: Plotly config for showing these figures: text is never typeset as math; PNG export at 2x.
@@ -457,47 +457,6 @@ def figure_html(fig, title: str | None = None, pair: PairExplanation | None = No
             "vertical-align:top} td{padding:2px}</style></head>\n<body>\n" + head + body + "\n</body></html>\n")
 
 
-def png_available() -> bool:
-    """Whether this machine can render static images of Plotly figures (needs the ``kaleido`` package)."""
-    import importlib.util
-
-    return importlib.util.find_spec("kaleido") is not None
-
-
-def figure_png(fig, scale: float = 2.0) -> bytes:
-    """PNG bytes of a figure.
-
-    Raises:
-        InputError: when no renderer is installed.
-    """
-    if not png_available():
-        raise InputError("Writing PNG needs the kaleido package, which is not installed here. Write HTML instead "
-                         "(-o pair.html; it has a camera button that saves a PNG), or `pip install kaleido`.")
-    return fig.to_image(format="png", scale=scale)
-
-
-def write_figure(fig, output: str | Path) -> Path:
-    """Write a figure as ``.html`` (always) or ``.png``/``.svg``/``.pdf`` (when a renderer is installed).
-
-    Raises:
-        InputError: unknown extension, or a static format without a renderer.
-    """
-    out = Path(output)
-    ext = out.suffix.lower()
-    if ext in (".html", ".htm"):
-        atomic_write_text(out, figure_html(fig))
-    elif ext in (".png", ".svg", ".pdf", ".jpg", ".jpeg", ".webp"):
-        if not png_available():
-            raise InputError(f"Writing {ext} needs the kaleido package, which is not installed here. Write HTML "
-                             f"instead (-o {out.with_suffix('.html').name}; its camera button saves a PNG), "
-                             "or `pip install kaleido`.")
-        atomic_write_via(out, lambda tmp: fig.write_image(tmp, scale=2))
-    else:
-        raise InputError(f"Cannot write {out.name!r}: expected an output ending in .html, or .png/.svg/.pdf "
-                         "(these need the kaleido package).")
-    return out
-
-
 def run_show_cli(args) -> int:
     """``python -m bertscore_viz show -c CAND -r REF -o pair.html``: the heatmap of one pair, like
     ``bert-score-show``, with match markers, idf and rescaling (rescaled with the F baseline)."""
@@ -517,13 +476,14 @@ def run_show_cli(args) -> int:
     for note in pair.special_best_matches():
         print(f"Note: {note}", file=sys.stderr)
     special = getattr(args, "show_special", False)
+    # written atomically: an interrupted run never leaves a truncated figure (or destroys an earlier one)
     if out.suffix.lower() in (".html", ".htm"):
         fig = heatmap_figure(pair, show_special=special)
-        out.write_text(figure_html(fig, "BERTScore heatmap", pair), encoding="utf-8")
+        atomic_write_text(out, figure_html(fig, "BERTScore heatmap", pair))
     else:  # matplotlib, like bert-score-show: works on a fresh install, the value printed in each cell
         from .static_figures import heatmap_image
 
-        out.write_bytes(heatmap_image(pair, out.suffix.lower().lstrip("."), show_special=special))
+        atomic_write_bytes(out, heatmap_image(pair, out.suffix.lower().lstrip("."), show_special=special))
     p, r, f = (float(x) for x in pair.scores)
     print(f"{pair.signature} P: {p:.6f} R: {r:.6f} F1: {f:.6f}")
     print(f"wrote {out}", file=sys.stderr)

@@ -6,6 +6,8 @@ The model pass is the only expensive step: :class:`MatchStats` keeps each pair's
 computed, so idf, rescaling and (when all layers were computed) the layer can change without another pass.
 Matching runs where the embeddings are (CPU or CUDA), in length-sorted padded batches
 (:func:`match_batched`, on :mod:`bertscore_viz.tensor_ops`); only the per-token maxima come back to the host.
+:meth:`Scorer.score` (one layer, no explanation) goes further: each pair's P/R/F is computed on the device in the
+same batches (:func:`score_batched`) and only ``(n_pairs, 3)`` numbers come back.
 """
 
 from __future__ import annotations
@@ -76,8 +78,23 @@ def normalize_inputs(candidates, references) -> tuple[list[str], list[list[str]]
     return cands, groups
 
 
-#: The suggestion given when text is outside a model's languages.
+def _flatten_groups(groups_in: Sequence[Sequence[str]]) -> tuple[list[str], list[int], list[tuple[int, int]]]:
+    """``(flat references, candidate index of each pair, (start, end) pairs of each candidate)``."""
+    flat_refs: list[str] = []
+    pair_cand: list[int] = []
+    groups: list[tuple[int, int]] = []
+    for i, g in enumerate(groups_in):
+        groups.append((len(flat_refs), len(flat_refs) + len(g)))
+        flat_refs.extend(g)
+        pair_cand.extend([i] * len(g))
+    return flat_refs, pair_cand, groups
+
+
+#: The suggestion given when text is outside a model's languages (the messages use
+#: :func:`bertscore_viz.languages.multilingual_hint`, which adds the install command when the model is not here).
 MULTILINGUAL_HINT = "use a multilingual model, e.g. multilingual-e5-small."
+#: Between the typed text and the piece the model read, in the display of a token the tokenizer changed (が→か).
+READ_AS = "→"
 
 
 def _unk_id(enc) -> int | None:
@@ -107,6 +124,30 @@ def _is_latin_or_common(ch: str) -> bool:
     return unicodedata.name(ch, "").startswith("LATIN")
 
 
+def _piece(token: str) -> str:
+    return token.removeprefix("##").removeprefix("Ġ").removeprefix("▁")
+
+
+def changed_by_tokenizer(src: str, piece: str) -> bool:
+    """Non-Latin letters the tokenizer read as other letters: accent stripping turns が into か (the model then
+    reads a different character). Latin accents (``café`` read as ``cafe``) are the English models' own design."""
+    import unicodedata
+
+    if not any(not _is_latin_or_common(c) for c in src):
+        return False
+    if piece == src or piece.casefold() == src.casefold():
+        return False
+    stripped = "".join(c for c in unicodedata.normalize("NFD", src) if not unicodedata.combining(c))
+    return stripped.casefold() == piece.casefold()
+
+
+def _typed(side: TokenSide, i: int) -> str:
+    """The input characters of token ``i`` without the display's flags (``→[UNK]``, ``→か``)."""
+    src = side.source_text(i)
+    mark = READ_AS + _piece(side.tokens[i])
+    return src[:-len(mark)] if src.endswith(mark) and len(src) > len(mark) else src
+
+
 def unknown_message(what: str, side: TokenSide, model: str) -> str | None:
     """A warning when the text of ``side`` is outside the model's languages, or None.
 
@@ -118,12 +159,12 @@ def unknown_message(what: str, side: TokenSide, model: str) -> str | None:
     Args:
         what: ``"candidate"``, ``"reference"`` or ``"reference 2"``; side: its tokens; model: the model's name.
     """
-    import unicodedata
+    from .languages import multilingual_hint
 
     unknown = side.unknown
     parts: list[str] = []
     scripts: set[str] = set()
-    unk_texts = list(dict.fromkeys(side.source_text(i) for i in np.flatnonzero(unknown)))
+    unk_texts = list(dict.fromkeys(_typed(side, i) for i in np.flatnonzero(unknown)))
     for t in unk_texts:
         scripts.update(_script(c) for c in t if not c.isspace())
     if unk_texts:
@@ -134,8 +175,8 @@ def unknown_message(what: str, side: TokenSide, model: str) -> str | None:
     for i, (tok, special) in enumerate(zip(side.tokens, side.special)):
         if special or unknown[i]:
             continue
-        src = side.source_text(i)
-        piece = tok.removeprefix("##").removeprefix("Ġ").removeprefix("▁")
+        src = _typed(side, i)
+        piece = _piece(tok)
         letters = [c for c in src if not _is_latin_or_common(c)]
         if not letters:
             continue
@@ -143,10 +184,8 @@ def unknown_message(what: str, side: TokenSide, model: str) -> str | None:
         if not any(_script(c) in _CHARACTER_SCRIPTS for c in letters):  # Han and kana are read per character
             foreign += 1                                                  # by multilingual vocabularies too
             single += len(piece) == 1
-        if piece != src and piece.casefold() != src.casefold():
-            stripped = "".join(c for c in unicodedata.normalize("NFD", src) if not unicodedata.combining(c))
-            if stripped.casefold() == piece.casefold():
-                changed.append(f"{src} read as {piece}")
+        if changed_by_tokenizer(src, piece):
+            changed.append(f"{src} read as {piece}")
     if changed:
         shown = ", ".join(list(dict.fromkeys(changed))[:5])
         parts.append(f"{len(changed)} token(s) changed by the tokenizer ({shown})")
@@ -156,7 +195,7 @@ def unknown_message(what: str, side: TokenSide, model: str) -> str | None:
         return None
     return (f"The {what} is outside the languages of {model} ({', '.join(sorted(scripts)) or 'unknown'}): "
             f"{'; '.join(parts)}. Such tokens match each other closely whatever they mean, so the score "
-            "is not meaningful. To score this text, " + MULTILINGUAL_HINT)
+            "is not meaningful. To score this text, " + multilingual_hint(model))
 
 
 def _indices(idx: Sequence[int], limit: int = 10) -> str:
@@ -175,7 +214,8 @@ class MatchStats:
         groups: ``(start, end)`` pairs of each candidate.
         cand_ids, ref_ids: token ids of each candidate and each flattened reference.
         cand_truncated, ref_truncated: ``(n,)`` bool, cut at the model's maximum length.
-        cand_best, ref_best: per pair, ``(n_layers, n_cand_tokens)`` and ``(n_layers, n_ref_tokens)``.
+        cand_best, ref_best: per pair, ``(n_layers, n_cand_tokens)`` and ``(n_layers, n_ref_tokens)``; empty
+            when only each pair's P/R/F were computed (:meth:`Scorer.score`, which keeps no per-token maxima).
         special_ids: the ids weighted 0 (CLS/SEP).
         unk_id: the tokenizer's unknown-token id ([UNK]), None if it has none.
     """
@@ -205,6 +245,9 @@ class MatchStats:
             ``(scores, notes)``: ``(n_pairs, 3)`` float64 and a dict with the pair indices of empty
             candidates, empty references and degenerate idf.
         """
+        if len(self.cand_best) != len(self.pair_candidate):
+            raise ModelError("These statistics hold no per-token maxima (Scorer.score computes P/R/F on the device "
+                             "and keeps none): use Scorer.match(...) to get them.")
         if layer not in self.layers:
             raise ModelError(f"Layer {layer} was not computed for these pairs (have {list(self.layers)}).")
         k = self.layers.index(layer)
@@ -238,9 +281,24 @@ class MatchStats:
 
 
 #: Most similarity cells (pairs x candidate tokens x reference tokens, padded) in one matching batch.
-MATCH_CELLS = 1 << 21
-#: Most token vectors per side (pairs x padded length) in one matching batch: bounds the padded copies.
-MATCH_TOKENS = 1 << 13
+MATCH_CELLS = 1 << 19
+#: Most token vectors per side (pairs x padded length) in one matching batch: bounds the padded copies. 2,048
+#: (6 MB per side in float64 at dim 384) matched 1,000 WMT16 pairs in 110-140 ms on this CPU against 205 ms with
+#: 8,192: the float64 copies then stay in the processor's caches (docs/DEVICE.md).
+MATCH_TOKENS = 1 << 11
+
+
+#: Device types whose matrix products accumulate in float64 (:func:`similarity_dtype`): Apple's MPS has no
+#: float64 at all, and other accelerators run it far slower than float32.
+FLOAT64_DEVICE_TYPES = ("cpu", "cuda")
+
+
+def similarity_dtype(device):
+    """The torch dtype cosines are summed in on ``device``: float64 on CPU and CUDA, float32 on any other device
+    (torch is imported here, not at the top: importing the package does not load it)."""
+    import torch
+
+    return torch.float64 if torch.device(device).type in FLOAT64_DEVICE_TYPES else torch.float32
 
 
 def _similarity_float64(cand, ref):
@@ -249,12 +307,143 @@ def _similarity_float64(cand, ref):
     A float32 matrix product rounds differently depending on the shapes it is given, so a pair padded into a
     batch would score a few 1e-8 apart from the same pair alone. Products of float32 values are exact in
     float64 and the float64 sum is accurate far below float32's precision, so after rounding, every pair's
-    maxima are the same in any batch (and in :meth:`Scorer.explain`). The matching is a tiny part of the work (a
-    30 x 30 pair is 1e-4 of the forward pass of one sentence), so the float64 product costs nothing measurable.
+    maxima are the same in any batch (and in :meth:`Scorer.explain`). On CPU and CUDA only
+    (:func:`similarity_dtype`): on other devices (Apple MPS has no float64) the product is float32, and a pair's
+    maxima depend on its batch at about 1e-8 (docs/DEVICE.md).
     """
     import torch  # here, not at the top: importing the package does not load torch
 
-    return torch.matmul(cand.to(torch.float64), ref.to(torch.float64).transpose(-1, -2)).to(torch.float32)
+    dtype = similarity_dtype(cand.device)
+    if dtype == torch.float32:
+        return torch.matmul(cand, ref.transpose(-1, -2))
+    return torch.matmul(cand.to(dtype), ref.to(dtype).transpose(-1, -2)).to(torch.float32)
+
+
+def _match_plan(c_len: Sequence[int], r_len: Sequence[int]) -> list[list[int]]:
+    """Pairs sorted by length (longest first), cut into matching batches of at most :data:`MATCH_CELLS` padded
+    similarity cells and :data:`MATCH_TOKENS` padded token vectors per side: lists of pair indices."""
+    n = len(c_len)
+    order = sorted(range(n), key=lambda p: (max(c_len[p], r_len[p]), c_len[p]), reverse=True)
+    batches = []
+    start = 0
+    while start < n:
+        c_max, r_max = c_len[order[start]], r_len[order[start]]
+        stop = start + 1
+        while stop < n:
+            c2, r2 = max(c_max, c_len[order[stop]]), max(r_max, r_len[order[stop]])
+            b = stop - start + 1
+            if b * c2 * r2 > MATCH_CELLS or b * max(c2, r2) > MATCH_TOKENS:
+                break
+            c_max, r_max, stop = c2, r2, stop + 1
+        batches.append(order[start:stop])
+        start = stop
+    return batches
+
+
+def _length_mask(lengths: Sequence[int], device):
+    """``(b, max length)`` bool, True on each row's first ``lengths[i]`` positions."""
+    import torch
+
+    lens = torch.tensor(list(lengths), device=device)
+    return torch.arange(max(lengths), device=device)[None, :] < lens[:, None]
+
+
+def _padded_ids(arrays: Sequence[np.ndarray], width: int) -> np.ndarray:
+    """``(b, width)`` int64 token ids, right-padded with 0 (padded cells get weight 0 from the mask)."""
+    out = np.zeros((len(arrays), width), dtype=np.int64)
+    for row, a in enumerate(arrays):
+        out[row, : len(a)] = a
+    return out
+
+
+def weight_vector(idf: IdfWeights | None, special_ids, size: int) -> np.ndarray:
+    """The weight of every token id ``0 .. size - 1`` (more when idf knows higher ids), float64.
+
+    Without idf: 1, and 0 for the special tokens (:func:`bertscore_viz.idf.uniform_weights`); with idf: its value,
+    ``idf.unseen`` for ids it never saw (:meth:`IdfWeights.__call__`). Indexing it with a sentence's ids gives the
+    same weights, to the bit, as those functions.
+    """
+    if idf is None:
+        vec = np.ones(size, dtype=np.float64)
+        vec[[i for i in special_ids if 0 <= i < size]] = 0.0
+        return vec
+    keys = np.fromiter(idf.weights.keys(), dtype=np.int64, count=len(idf.weights))
+    values = np.fromiter(idf.weights.values(), dtype=np.float64, count=len(idf.weights))
+    vec = np.full(max(size, int(keys.max()) + 1 if len(keys) else 0), idf.unseen, dtype=np.float64)
+    vec[keys] = values
+    return vec
+
+
+def side_flags(ids: Sequence[np.ndarray], weights: np.ndarray, special_ids) -> tuple[np.ndarray, np.ndarray]:
+    """For each token-id array: ``(empty, unweighted)``, ``(n,)`` bool each.
+
+    ``empty``: it holds nothing but special tokens (an empty sentence, scored 0); ``unweighted``: its weights (from
+    :func:`weight_vector`) sum to 0 (degenerate idf). Weights are never negative (idf is ``ln((M + 1) / (df + 1))``
+    with ``df <= M``), so a sum of 0 is the same as no non-zero weight, which is what is counted here.
+    """
+    lengths = np.fromiter((len(a) for a in ids), dtype=np.int64, count=len(ids))
+    flat = np.concatenate(list(ids)) if len(ids) else np.zeros(0, dtype=np.int64)
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+
+    def per_array(mask: np.ndarray) -> np.ndarray:
+        counts = np.concatenate([[0], np.cumsum(mask, dtype=np.int64)])
+        return counts[ends] - counts[starts]
+
+    content = per_array(~np.isin(flat, list(special_ids)))
+    weighted = per_array(weights[flat] != 0)
+    return content == 0, weighted == 0
+
+
+def score_batched(cand_vecs: Sequence, ref_vecs: Sequence, cand_ids: Sequence[np.ndarray],
+                  ref_ids: Sequence[np.ndarray], weights: np.ndarray, cand_empty: np.ndarray,
+                  ref_empty: np.ndarray) -> np.ndarray:
+    """Raw P, R and F of many pairs at one layer, computed where the vectors are, in :func:`match_batched`'s batches.
+
+    The similarity and greedy maxima are :func:`match_batched`'s; the idf-weighted means, the empty-sentence rule
+    and F1 are :func:`bertscore_viz.tensor_ops.precision_recall_f1` in float64 on the device, so nothing but
+    three numbers per pair comes back to the host (:meth:`Scorer.score`). Equal to :meth:`MatchStats.pair_scores`
+    on the same pairs (to float64 rounding, about 1e-16).
+
+    Args:
+        cand_vecs: per pair, the candidate's ``(n_cand, dim)`` unit vectors at the layer; ref_vecs: the reference's.
+        cand_ids, ref_ids: per pair, the token ids of each side (they index ``weights``).
+        weights: ``(vocabulary,)`` float64 weight of every id (:func:`weight_vector`).
+        cand_empty, ref_empty: ``(n_pairs,)`` bool, the side holds only special tokens: P = R = F = 0.
+
+    Returns:
+        ``(n_pairs, 3)`` float64 P, R, F; NaN P or R where a side's weights sum to 0 (F is then 0).
+    """
+    import torch
+    from torch.nn.utils.rnn import pad_sequence
+
+    from . import tensor_ops
+
+    n = len(cand_vecs)
+    if not n:
+        return np.zeros((0, 3), dtype=np.float64)
+    device = cand_vecs[0].device
+    c_len = [int(v.shape[0]) for v in cand_vecs]
+    r_len = [int(v.shape[0]) for v in ref_vecs]
+    w = torch.from_numpy(np.ascontiguousarray(weights, dtype=np.float64)).to(device)
+    c_empty = torch.from_numpy(np.asarray(cand_empty, dtype=bool)).to(device)
+    r_empty = torch.from_numpy(np.asarray(ref_empty, dtype=bool)).to(device)
+    out = torch.empty((n, 3), dtype=torch.float64, device=device)
+    with torch.no_grad():
+        for batch in _match_plan(c_len, r_len):
+            rows = torch.tensor(batch, device=device)
+            cl, rl = [c_len[p] for p in batch], [r_len[p] for p in batch]
+            c_mask, r_mask = _length_mask(cl, device), _length_mask(rl, device)
+            cand = pad_sequence([cand_vecs[p] for p in batch], batch_first=True)
+            ref = pad_sequence([ref_vecs[p] for p in batch], batch_first=True)
+            cb, rb = tensor_ops.greedy_maxima(_similarity_float64(cand, ref), c_mask, r_mask)
+            c_ids = torch.from_numpy(_padded_ids([cand_ids[p] for p in batch], max(cl))).to(device)
+            r_ids = torch.from_numpy(_padded_ids([ref_ids[p] for p in batch], max(rl))).to(device)
+            wc = w[c_ids].masked_fill(~c_mask, 0.0)
+            wr = w[r_ids].masked_fill(~r_mask, 0.0)
+            p_, r_, f_ = tensor_ops.precision_recall_f1(cb, rb, wc, wr, c_empty[rows], r_empty[rows], safe=False)
+            out[rows] = torch.stack([p_, r_, f_], dim=1)
+    return out.cpu().numpy()
 
 
 def match_batched(cand_vecs: Sequence[Sequence], ref_vecs: Sequence[Sequence]
@@ -282,24 +471,11 @@ def match_batched(cand_vecs: Sequence[Sequence], ref_vecs: Sequence[Sequence]
     n_layers = len(cand_vecs[0])
     c_len = [int(v[0].shape[0]) for v in cand_vecs]
     r_len = [int(v[0].shape[0]) for v in ref_vecs]
-    order = sorted(range(n), key=lambda p: (max(c_len[p], r_len[p]), c_len[p]), reverse=True)
     device = cand_vecs[0][0].device
-    start = 0
     with torch.no_grad():
-        while start < n:
-            c_max, r_max = c_len[order[start]], r_len[order[start]]
-            stop = start + 1
-            while stop < n:
-                c2, r2 = max(c_max, c_len[order[stop]]), max(r_max, r_len[order[stop]])
-                b = stop - start + 1
-                if b * c2 * r2 > MATCH_CELLS or b * max(c2, r2) > MATCH_TOKENS:
-                    break
-                c_max, r_max, stop = c2, r2, stop + 1
-            batch = order[start:stop]
-            cl = torch.tensor([c_len[p] for p in batch], device=device)
-            rl = torch.tensor([r_len[p] for p in batch], device=device)
-            c_mask = torch.arange(c_max, device=device)[None, :] < cl[:, None]
-            r_mask = torch.arange(r_max, device=device)[None, :] < rl[:, None]
+        for batch in _match_plan(c_len, r_len):
+            c_mask = _length_mask([c_len[p] for p in batch], device)
+            r_mask = _length_mask([r_len[p] for p in batch], device)
             cb_layers, rb_layers = [], []
             for k in range(n_layers):
                 cand = pad_sequence([cand_vecs[p][k] for p in batch], batch_first=True)
@@ -312,7 +488,6 @@ def match_batched(cand_vecs: Sequence[Sequence], ref_vecs: Sequence[Sequence]
             for row, p in enumerate(batch):
                 cand_best[p] = cb_host[row, :, : c_len[p]]
                 ref_best[p] = rb_host[row, :, : r_len[p]]
-            start = stop
     return cand_best, ref_best
 
 
@@ -438,21 +613,37 @@ class Scorer:
         layers = tuple(int(x) for x in layers)
         if not layers or min(layers) < 0 or max(layers) > enc.num_layers:
             raise ModelError(f"Layers {list(layers)} are not all in 0..{enc.num_layers} for {self.spec.name}.")
-        flat_refs: list[str] = []
-        pair_cand: list[int] = []
-        groups: list[tuple[int, int]] = []
-        for i, g in enumerate(groups_in):
-            groups.append((len(flat_refs), len(flat_refs) + len(g)))
-            flat_refs.extend(g)
-            pair_cand.extend([i] * len(g))
+        flat_refs, pair_cand, groups = _flatten_groups(groups_in)
         cand_tok = enc.encode(cands)
         ref_tok = enc.encode(flat_refs)
+        cand_best: list[np.ndarray] = [None] * len(flat_refs)  # type: ignore[list-item]
+        ref_best: list[np.ndarray] = [None] * len(flat_refs)  # type: ignore[list-item]
+        for start, stop, vecs in self._embedded_chunks(cands, flat_refs, pair_cand, layers, progress):
+            pairs = range(start, stop)
+            cb, rb = match_batched([vecs[cands[pair_cand[p]]] for p in pairs], [vecs[flat_refs[p]] for p in pairs])
+            cand_best[start:stop] = cb
+            ref_best[start:stop] = rb
+        return self._stats(layers, cands, flat_refs, pair_cand, groups, cand_tok, ref_tok, cand_best, ref_best)
+
+    def _stats(self, layers, cands, flat_refs, pair_cand, groups, cand_tok, ref_tok, cand_best, ref_best
+               ) -> MatchStats:
+        enc = self.encoder
+        return MatchStats(tuple(layers), tuple(cands), tuple(flat_refs), np.asarray(pair_cand, dtype=np.int64),
+                          tuple(groups), tuple(t.ids for t in cand_tok), tuple(t.ids for t in ref_tok),
+                          np.array([t.truncated for t in cand_tok], dtype=bool),
+                          np.array([t.truncated for t in ref_tok], dtype=bool),
+                          tuple(cand_best), tuple(ref_best), enc.special_ids, _unk_id(enc))
+
+    def _embedded_chunks(self, cands: list[str], flat_refs: list[str], pair_cand: list[int],
+                         layers: Sequence[int], progress: ProgressFn | None):
+        """Embed the pairs chunk by chunk (:data:`CHUNK_PAIRS` pairs): yields ``(start, stop, vectors)`` where
+        ``vectors`` maps each text of pairs ``start .. stop - 1`` to its unit-vector tensors at ``layers`` (on the
+        encoder's device). Progress counts distinct texts embedded, over the whole call."""
+        enc = self.encoder
         total = len(set(cands) | set(flat_refs))
         done = 0
         if progress:
             progress(0, total)
-        cand_best: list[np.ndarray] = [None] * len(flat_refs)  # type: ignore[list-item]
-        ref_best: list[np.ndarray] = [None] * len(flat_refs)  # type: ignore[list-item]
         seen: set[str] = set()
         for start in range(0, len(flat_refs), CHUNK_PAIRS):
             stop = min(start + CHUNK_PAIRS, len(flat_refs))
@@ -470,15 +661,40 @@ class Scorer:
             done = min(total, len(seen))
             if progress:
                 progress(done, total)
+            yield start, stop, vecs
+
+    def _score_on_device(self, cands: list[str], groups_in: list[list[str]],
+                         progress: ProgressFn | None) -> ScoreResult:
+        """:meth:`score`'s path: P/R/F of each pair computed on the device (:func:`score_batched`) in the matching
+        batches, with idf known before matching (the references are tokenized first); only ``(n_pairs, 3)``
+        float64 comes back to the host, and the result equals ``result(match(...))`` (to about 1e-16)."""
+        enc = self.encoder
+        layer = self.layer
+        flat_refs, pair_cand, groups = _flatten_groups(groups_in)
+        cand_tok = enc.encode(cands)
+        ref_tok = enc.encode(flat_refs)
+        idf = self.idf_weights(flat_refs) if self.idf else None
+        cand_ids = [t.ids for t in cand_tok]
+        ref_ids = [t.ids for t in ref_tok]
+        max_id = max((int(a.max()) for a in cand_ids + ref_ids if len(a)), default=-1)
+        weights = weight_vector(idf, enc.special_ids, max(len(enc.tokenizer), max_id + 1))
+        c_empty, c_unweighted = side_flags(cand_ids, weights, enc.special_ids)
+        r_empty, r_unweighted = side_flags(ref_ids, weights, enc.special_ids)
+        pc = np.asarray(pair_cand, dtype=np.int64)
+        pair_c_empty = c_empty[pc]
+        pair = np.empty((len(flat_refs), 3), dtype=np.float64)
+        for start, stop, vecs in self._embedded_chunks(cands, flat_refs, pair_cand, (layer,), progress):
             pairs = range(start, stop)
-            cb, rb = match_batched([vecs[cands[pair_cand[p]]] for p in pairs], [vecs[flat_refs[p]] for p in pairs])
-            cand_best[start:stop] = cb
-            ref_best[start:stop] = rb
-        return MatchStats(layers, tuple(cands), tuple(flat_refs), np.asarray(pair_cand, dtype=np.int64),
-                          tuple(groups), tuple(t.ids for t in cand_tok), tuple(t.ids for t in ref_tok),
-                          np.array([t.truncated for t in cand_tok], dtype=bool),
-                          np.array([t.truncated for t in ref_tok], dtype=bool),
-                          tuple(cand_best), tuple(ref_best), enc.special_ids, _unk_id(enc))
+            pair[start:stop] = score_batched(
+                [vecs[cands[pair_cand[p]]][0] for p in pairs], [vecs[flat_refs[p]][0] for p in pairs],
+                [cand_ids[pair_cand[p]] for p in pairs], ref_ids[start:stop], weights,
+                pair_c_empty[start:stop], r_empty[start:stop])
+        either_empty = pair_c_empty | r_empty
+        notes = {"empty_candidate": np.flatnonzero(pair_c_empty).tolist(),
+                 "empty_reference": np.flatnonzero(r_empty).tolist(),
+                 "degenerate_idf": np.flatnonzero(~either_empty & (c_unweighted[pc] | r_unweighted)).tolist()}
+        stats = self._stats((layer,), cands, flat_refs, pair_cand, groups, cand_tok, ref_tok, (), ())
+        return self._result_from_pairs(stats, pair, notes, layer, self.idf, "auto")
 
     def result(self, stats: MatchStats, layer: int | None = None, idf: bool | None = None,
                baseline: np.ndarray | None | str = "auto") -> ScoreResult:
@@ -497,7 +713,18 @@ class Scorer:
             baseline = self.baseline_for(layer) if self.rescale_with_baseline else None
         weights = self.idf_weights(stats.references) if idf else None
         pair, notes = stats.pair_scores(layer, weights)
-        best, arg = sim_ops.multi_reference_max(pair, list(stats.groups))
+        return self._result_from_pairs(stats, pair, notes, layer, idf, baseline)
+
+    def _result_from_pairs(self, stats: MatchStats, pair: np.ndarray, notes: dict, layer: int, idf: bool,
+                           baseline: np.ndarray | None | str) -> ScoreResult:
+        """Each candidate's maximum over its references, rescaling, warnings and signature, from the raw
+        ``(n_pairs, 3)`` P/R/F of every pair (:meth:`result` and :meth:`score` share it)."""
+        if isinstance(baseline, str):
+            baseline = self.baseline_for(layer) if self.rescale_with_baseline else None
+        if len(stats.groups) == len(pair):  # one reference each: the maximum is the pair itself
+            best, arg = pair.copy(), np.zeros((len(pair), 3), dtype=np.int64)
+        else:
+            best, arg = sim_ops.multi_reference_max(pair, list(stats.groups))
         if not len(best):
             best = np.zeros((0, 3))
             arg = np.zeros((0, 3), dtype=np.int64)
@@ -519,17 +746,28 @@ class Scorer:
         multi = any(e - s > 1 for s, e in stats.groups)
 
         def where(pairs: list[int]) -> list[str]:
+            """Candidate index (from 0, as in the input list) and, with several references, which one (from 1,
+            as the app counts them)."""
             if not multi:
                 return [str(int(stats.pair_candidate[p])) for p in pairs]
-            return [f"{int(stats.pair_candidate[p])} (reference {p - stats.groups[stats.pair_candidate[p]][0]})"
+            return [f"{int(stats.pair_candidate[p])} (reference {p - stats.groups[stats.pair_candidate[p]][0] + 1})"
                     for p in pairs]
 
         empty_c = sorted({int(stats.pair_candidate[p]) for p in notes["empty_candidate"]})
         if empty_c:
             msgs.append(f"{len(empty_c)} empty candidate(s), scored 0: index {_indices([str(i) for i in empty_c])}.")
         if notes["empty_reference"]:
-            w = where(notes["empty_reference"])
-            msgs.append(f"{len(w)} empty reference(s), scored 0: candidate index {_indices(w)}.")
+            empty = set(notes["empty_reference"])
+            only = [p for p in notes["empty_reference"]  # every reference of the candidate is empty: 0
+                    if all(q in empty for q in range(*stats.groups[stats.pair_candidate[p]]))]
+            among = [p for p in notes["empty_reference"] if p not in set(only)]
+            if only:
+                w = where(only)
+                msgs.append(f"{len(w)} empty reference(s), scored 0: candidate index {_indices(w)}.")
+            if among:
+                w = where(among)
+                msgs.append(f"{len(w)} empty reference(s) among several: P, R and F1 against them are 0; the scores "
+                            f"shown are the maxima over the other references: candidate index {_indices(w)}.")
         if notes["degenerate_idf"]:
             w = where(notes["degenerate_idf"])
             msgs.append(
@@ -546,9 +784,11 @@ class Scorer:
                     parts.append(f"{len(unk_c)} candidate(s) (index {_indices(unk_c)})")
                 if unk_r:
                     parts.append(f"{len(unk_r)} reference(s) (candidate index {_indices(where(unk_r))})")
+                from .languages import multilingual_hint
+
                 msgs.append(" and ".join(parts) + " contain tokens unknown to the model ([UNK]): text outside its "
                             "languages (a script or symbols its vocabulary cannot represent). [UNK] matches [UNK] "
-                            f"closely, so these scores are not meaningful; {MULTILINGUAL_HINT}")
+                            f"closely, so these scores are not meaningful; {multilingual_hint()}")
         tc = np.flatnonzero(stats.cand_truncated).tolist()
         if tc:
             msgs.append(f"{len(tc)} candidate(s) longer than the model's maximum length were truncated (tail "
@@ -573,13 +813,21 @@ class Scorer:
 
         Raises:
             InputError: unequal lengths or non-string input, with both lengths or the bad index.
+
+        Each pair's P/R/F is computed on the device, in the matching batches, and only those three numbers per pair
+        come back to the host (no per-token maxima are kept; :meth:`match` keeps them for the app, other layers and
+        explanations). A subclass that overrides :meth:`match` (e.g. to queue model passes) is scored through it,
+        as ``result(match(...))``: the same numbers.
         """
         cands, groups = normalize_inputs(candidates, references)
         if not cands:
             empty = np.zeros(0)
             return ScoreResult(empty, empty, empty, empty, empty, empty, self.signature, self.baseline,
                                np.zeros((0, 3), dtype=np.int64))
-        res = self.result(self.match(cands, groups, progress=progress))
+        if type(self).match is Scorer.match:
+            res = self._score_on_device(cands, groups, progress)
+        else:
+            res = self.result(self.match(cands, groups, progress=progress))
         for m in res.warnings:
             _warnings.warn(m, BertScoreWarning, stacklevel=2)
         return res
@@ -610,6 +858,9 @@ class Scorer:
         unknown = np.zeros(len(tokens), dtype=bool) if uid is None else (tok.ids == uid) & ~special
         for pos in np.flatnonzero(unknown):
             display[pos] = f"{display[pos]}→[UNK]" if display[pos] != tokens[pos] else tokens[pos]
+        for pos in np.flatnonzero(~unknown & ~special):  # が read as か: the figures and the table show が→か
+            if changed_by_tokenizer(display[pos], _piece(tokens[pos])):
+                display[pos] = f"{display[pos]}{READ_AS}{_piece(tokens[pos])}"
         return TokenSide(tokens, tuple(display), tok.ids, special, word_index, weights_fn(tok.ids), tok.truncated,
                          unknown)
 
@@ -642,6 +893,8 @@ class Scorer:
         pairs = []
         several = not isinstance(reference, str) and len(refs) > 1
         cand_unknown = unknown_message("candidate", cand_side, self.spec.name)
+        from .languages import pair_message
+
         for k, (ref, r_vecs) in enumerate(zip(refs, vecs[1:])):
             which = f"Reference {k + 1}" if several else "The reference"
             ref_side = self._token_side(ref, weights)
@@ -672,6 +925,14 @@ class Scorer:
                                           self.spec.name)
             if ref_unknown:
                 msgs.append(ref_unknown)
+            # The text itself (script; language of Latin-script text) against the catalog's languages of the
+            # model, for the sides whose tokens showed nothing: German reads cleanly as English word pieces.
+            language = pair_message([(what, text) for what, text, token_msg in (
+                ("the candidate", candidate, cand_unknown),
+                (which[0].lower() + which[1:] if several else "the reference", ref, ref_unknown)) if not token_msg],
+                self.spec.name)
+            if language:
+                msgs.append(language)
             raw = np.array([p, r, f], dtype=np.float64)
             pairs.append(PairExplanation(
                 candidate, ref, cand_side, ref_side, s, ci, cb, ri, rb, float(p), float(r), float(f),

@@ -22,8 +22,10 @@ On top of the tests (pure functions, pinned by hand-computed unit tests):
 
 * systems are ordered by score (best first; ties in natural name order, ``sys2`` before ``sys10``);
 * every sentence states the difference with the sign of "first named minus second named";
-* optional Holm (1979) step-down correction over each family of comparisons (the k - 1 tests against the
-  baseline; the k (k - 1) / 2 pairs behind the clusters);
+* optional Holm (1979) step-down correction over ONE family: the k (k - 1) / 2 pairs of systems. The tests
+  against a baseline system are among those pairs and read their p from it, so a pair has the same p wherever
+  it appears (the answer, the sentences, the clusters, the matrix), and every p names its family ("Holm-adjusted
+  over 6 comparisons"; uncorrected: "one of 6 comparisons");
 * clusters as the WMT findings papers rank systems: systems ordered by score, a cluster boundary wherever every
   system above it is significantly better than every system below it; with each system's pairwise wins
   (systems it is significantly better than), losses and rank range (1 + losses .. k - wins).
@@ -32,7 +34,7 @@ On top of the tests (pure functions, pinned by hand-computed unit tests):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -167,6 +169,8 @@ class PairedResult:
         system, baseline: names; system_mean, baseline_mean: corpus means; difference: system - baseline.
         p: sacrebleu's two-sided paired-bootstrap p (Holm-adjusted when ``correction`` is set);
         p_one_sided: Koehn's p that the system is better; p_raw: the unadjusted p; correction: None or "holm".
+        family: how many comparisons the p belongs to (and, with Holm, was corrected over): the k (k - 1) / 2
+            pairs of the analysis; None when unknown.
     """
 
     system: str
@@ -177,6 +181,7 @@ class PairedResult:
     p_one_sided: float
     p_raw: float | None = None
     correction: str | None = None
+    family: int | None = None
 
     @property
     def difference(self) -> float:
@@ -187,18 +192,34 @@ class PairedResult:
 
     def sentence(self, metric: str = "F1", alpha: float = 0.05) -> str:
         return describe(self.system, self.baseline, self.system_mean, self.baseline_mean, self.p, metric, alpha,
-                        self.correction)
+                        self.correction, self.family)
 
     def as_dict(self) -> dict:
         return {"system": self.system, "baseline": self.baseline, "system_mean": self.system_mean,
                 "baseline_mean": self.baseline_mean, "difference": self.difference, "p": self.p,
                 "p_raw": self.p if self.p_raw is None else self.p_raw, "correction": self.correction,
-                "p_one_sided": self.p_one_sided}
+                "family": self.family, "p_one_sided": self.p_one_sided}
 
 
 def format_p(p: float) -> str:
     """``0.002``; the smallest p of 1,000 resamples (1/1001) shows as ``0.001``."""
     return f"{p:.3f}"
+
+
+def family_text(correction: str | None, family: int | None) -> str:
+    """What a p value was corrected over: ``"Holm-adjusted over 6 comparisons"``, ``"uncorrected, one of 6
+    comparisons"``; ``""`` for the only comparison (two systems, nothing to correct) or an unknown family."""
+    if correction == "holm":
+        return f"Holm-adjusted over {family} comparisons" if family else "Holm-adjusted"
+    if family and family > 1:
+        return f"uncorrected, one of {family} comparisons"
+    return ""
+
+
+def format_p_family(p: float, correction: str | None, family: int | None) -> str:
+    """``"p = 0.006, Holm-adjusted over 6 comparisons"``: a p value with its family."""
+    fam = family_text(correction, family)
+    return f"p = {format_p(p)}" + (f", {fam}" if fam else "")
 
 
 def format_difference(a: str, b: str, diff: float) -> str:
@@ -207,7 +228,8 @@ def format_difference(a: str, b: str, diff: float) -> str:
 
 
 def describe(system: str, baseline: str, system_mean: float, baseline_mean: float, p: float,
-             metric: str = "F1", alpha: float = 0.05, correction: str | None = None) -> str:
+             metric: str = "F1", alpha: float = 0.05, correction: str | None = None,
+             family: int | None = None) -> str:
     """A plain sentence whose difference reads as worded: the first system named minus the second.
 
     A significant difference names the better system first, so its difference is positive; otherwise the
@@ -219,8 +241,10 @@ def describe(system: str, baseline: str, system_mean: float, baseline_mean: floa
     'A is better than B on F1: A − B = +0.1000 (p = 0.002)'
     >>> describe("B", "A", 0.80, 0.81, 0.4)
     'B and A are not significantly different on F1: B − A = -0.0100 (p = 0.400)'
+    >>> describe("B", "A", 0.9, 0.8, 0.006, correction="holm", family=6)
+    'B is better than A on F1: B − A = +0.1000 (p = 0.006, Holm-adjusted over 6 comparisons)'
     """
-    p_text = f"p = {format_p(p)}" + (", Holm-adjusted" if correction == "holm" else "")
+    p_text = format_p_family(p, correction, family)
     if p < alpha and system_mean != baseline_mean:
         better, worse, hi, lo = ((system, baseline, system_mean, baseline_mean) if system_mean > baseline_mean
                                  else (baseline, system, baseline_mean, system_mean))
@@ -305,8 +329,10 @@ class Significance:
         versus_baseline: every other system against ``baseline``, in the order of ``systems``.
         matrix: ``(k, k)`` two-sided p of every pair (1 on the diagonal), in the order of ``systems``;
             Holm-adjusted over the k (k - 1) / 2 pairs when ``correction == "holm"`` (``matrix_raw`` unadjusted).
+            The tests against the baseline read their p from it: one family, one p per pair.
         correction: None or ``"holm"``; alpha: the significance level.
         clusters, standings: WMT-style groups and each system's wins, losses and rank range (see :func:`clusters`).
+        samples: each system's resampled means (kept so that :meth:`rebase` needs no new resampling).
     """
 
     metric: str
@@ -322,6 +348,20 @@ class Significance:
     alpha: float = 0.05
     clusters: tuple[Cluster, ...] = ()
     standings: tuple[SystemStanding, ...] = ()
+    samples: dict | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def family(self) -> int:
+        """The comparisons every p belongs to (and, with Holm, was corrected over): the k (k - 1) / 2 pairs."""
+        return self.n_pairwise_comparisons
+
+    def family_text(self) -> str:
+        """``"Holm-adjusted over 6 comparisons"`` / ``"uncorrected, one of 6 comparisons"`` / ``""``."""
+        return family_text(self.correction, self.family)
+
+    def p_text(self, a: str, b: str) -> str:
+        """The p of the pair ``a``, ``b`` with its family: the same text wherever the pair appears."""
+        return format_p_family(self.pair(a, b), self.correction, self.family)
 
     @property
     def n_baseline_comparisons(self) -> int:
@@ -340,12 +380,12 @@ class Significance:
     def comparisons_note(self) -> str:
         """How many tests were made and whether they were corrected, in one sentence."""
         k = len(self.systems)
-        text = (f"{self.n_baseline_comparisons} comparison(s) against the baseline and "
-                f"{self.n_pairwise_comparisons} pairwise comparison(s) among {k} systems, each at "
-                f"p < {self.alpha:g}")
+        text = (f"{self.n_baseline_comparisons} comparison(s) against the baseline, among the "
+                f"{self.n_pairwise_comparisons} pairwise comparison(s) of {k} systems, each at p < {self.alpha:g}")
         if self.correction == "holm":
-            return text + ", with Holm's correction within each family (family-wise error at most " \
-                          f"{self.alpha:g})."
+            return text + (f", with Holm's correction over all {self.n_pairwise_comparisons} pairs as one family "
+                           f"(family-wise error at most {self.alpha:g}; a pair has the same p "
+                           "everywhere).")
         expected = self.alpha * self.n_pairwise_comparisons
         return text + (f", uncorrected: among {self.n_pairwise_comparisons} pairs about {expected:.1f} could "
                        "look significant by chance alone. Turn on Holm's correction to control this."
@@ -357,10 +397,24 @@ class Significance:
     def pair(self, a: str, b: str) -> float:
         return float(self.matrix[self.systems.index(a), self.systems.index(b)])
 
+    def rebase(self, baseline: str) -> "Significance":
+        """The same analysis against another baseline system (no new resampling: the tests against the baseline
+        read the pairwise p values, the one-sided p the kept resamples)."""
+        if baseline == self.baseline:
+            return self
+        if baseline not in self.systems:
+            raise ValueError(f"Unknown baseline system {baseline!r}; have {list(self.systems)}.")
+        if self.samples is None:
+            raise ValueError("This analysis kept no resamples; run analyse(..., baseline=...) instead.")
+        means = {i.system: i.mean for i in self.intervals}
+        return replace(self, baseline=baseline,
+                       versus_baseline=_versus(self.systems, baseline, means, self.matrix, self.matrix_raw,
+                                               self.samples, self.correction))
+
     def as_dict(self) -> dict:
         return {"metric": self.metric, "n_samples": self.n_samples, "seed": self.seed,
                 "method": "paired bootstrap resampling (sacrebleu), p = (c + 1) / (n + 1)",
-                "alpha": self.alpha, "correction": self.correction,
+                "alpha": self.alpha, "correction": self.correction, "family": self.family,
                 "comparisons": {"versus_baseline": self.n_baseline_comparisons,
                                 "pairwise": self.n_pairwise_comparisons},
                 "systems": list(self.systems), "baseline": self.baseline,
@@ -383,6 +437,22 @@ def _holm_matrix(matrix: np.ndarray) -> np.ndarray:
     return out
 
 
+def _versus(names, baseline: str, means: dict, matrix: np.ndarray, raw: np.ndarray | None, samples: dict,
+            correction: str | None) -> tuple[PairedResult, ...]:
+    """Every other system against ``baseline``: the p of the pair from the (adjusted) matrix, so that a pair has
+    one p; the family is the k (k - 1) / 2 pairs."""
+    names = list(names)
+    k = len(names)
+    family = k * (k - 1) // 2
+    raw = matrix if raw is None else raw
+    b = names.index(baseline)
+    return tuple(
+        PairedResult(s, baseline, means[s], means[baseline], float(matrix[names.index(s), b]),
+                     p_value_one_sided(samples[s], samples[baseline]), float(raw[names.index(s), b]), correction,
+                     family)
+        for s in names if s != baseline)
+
+
 def analyse(scores: dict[str, np.ndarray], baseline: str | None = None, metric: str = "F1",
             n_samples: int = DEFAULT_SAMPLES, seed: int | None = DEFAULT_SEED, correction: str | None = None,
             alpha: float = 0.05) -> Significance:
@@ -391,8 +461,8 @@ def analyse(scores: dict[str, np.ndarray], baseline: str | None = None, metric: 
     Args:
         scores: ``{system: (n,) segment scores}`` (any order: the result is ordered by score).
         baseline: default the top-ranked system.
-        correction: None, or ``"holm"`` to adjust the p values within each family of comparisons (the tests
-            against the baseline; the pairs of the matrix and clusters).
+        correction: None, or ``"holm"`` to adjust the p values over the family of the k (k - 1) / 2 pairs (the
+            tests against the baseline are among them and read the same adjusted p).
     """
     if correction not in CORRECTIONS:
         raise ValueError(f"Unknown correction {correction!r}; use one of {list(CORRECTIONS)}.")
@@ -413,13 +483,7 @@ def analyse(scores: dict[str, np.ndarray], baseline: str | None = None, metric: 
             a, b = names[i], names[j]
             raw[i, j] = raw[j, i] = p_value(arrays[a], arrays[b], samples[a], samples[b])
     matrix = _holm_matrix(raw) if correction == "holm" else raw
-    others = [s for s in names if s != baseline]
-    p_base = np.array([raw[names.index(s), names.index(baseline)] for s in others])
-    p_used = holm(p_base) if correction == "holm" else p_base
-    versus = tuple(
-        PairedResult(s, baseline, means[s], means[baseline], float(pu), p_value_one_sided(samples[s],
-                     samples[baseline]), float(pr), correction)
-        for s, pu, pr in zip(others, p_used, p_base))
+    versus = _versus(names, baseline, means, matrix, raw, samples, correction)
     cl, standings = clusters(names, means, matrix, alpha)
     return Significance(metric, n_samples, seed, names, baseline, intervals, versus, matrix, raw, correction,
-                        alpha, cl, standings)
+                        alpha, cl, standings, samples)

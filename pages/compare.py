@@ -20,7 +20,6 @@ import streamlit as st
 from bertscore_viz import compare, results_file, upload
 from bertscore_viz.errors import BertScoreVizError
 from bertscore_viz.export import safe_csv, to_json
-from bertscore_viz.models import resolve_model
 from bertscore_viz.significance import format_p
 from bertscore_viz.ui import cache as ui_cache
 from bertscore_viz.ui import compare_view
@@ -29,6 +28,10 @@ from bertscore_viz.ui.settings import current_settings
 
 EXAMPLE = Path(compare.__file__).resolve().parent / "examples" / "systems_example.csv"
 INPUT_KEY = "compare_input"
+#: The ``file_id`` of the upload adopted last (a file is adopted once, not on every run that still shows it).
+UPLOAD_ID = "_compare_upload_id"
+#: Keys of system choices the user made (A, B, baseline): the others follow the current ranking.
+CHOSEN = "_cmp_chosen"
 NONE = "(none)"
 SCORE_FMT = "%.4f"
 TABS = ["Significance", "Segments", "Charts", "Drill-down", "Downloads"]
@@ -39,14 +42,28 @@ DRILL_SELECT_MAX = 2000
 
 
 # --- input --------------------------------------------------------------------------------------------------------
+def _adopt(up) -> None:
+    """The uploader's file becomes the input, once per file (its ``file_id``): later runs with the same file in
+    the uploader do not undo "Load example" or "Forget"."""
+    st.session_state[UPLOAD_ID] = up.file_id
+    st.session_state[INPUT_KEY] = {"name": up.name, "data": up.getvalue(), "origin": "upload"}
+
+
 def _on_upload() -> None:
     """The user added or removed a file (a callback: a revisit of the page, with an empty uploader, is not a
     removal, so the upload and its scores stay in the session)."""
     up = st.session_state.get("cmp_file")
     if up is not None:
-        st.session_state[INPUT_KEY] = {"name": up.name, "data": up.getvalue(), "origin": "upload"}
+        _adopt(up)
     elif (st.session_state.get(INPUT_KEY) or {}).get("origin") == "upload":
-        st.session_state.pop(INPUT_KEY, None)
+        _forget()
+
+
+def _forget() -> None:
+    """Drop the input and everything computed from it (a callback of "Forget", or the uploader's ×)."""
+    for k in (INPUT_KEY, "_compare_table", "_compare_dataset", "_compare_stats", "_compare_results",
+              "_compare_pass", "_compare_dkey", "_compare_sig", "_compare_lang", "_compare_results_file"):
+        st.session_state.pop(k, None)
 
 
 def _input() -> dict | None:
@@ -55,16 +72,24 @@ def _input() -> dict | None:
         up = st.file_uploader("System outputs (CSV, TSV or JSON Lines), or scores.parquet of `score --ray`",
                               type=["csv", "tsv", "txt", "jsonl", "json", "parquet"],
                               key="cmp_file", on_change=_on_upload,
-                              max_upload_size=max(1, upload.MAX_BYTES // 2**20),
-                              help=f"At most {upload.MAX_BYTES // 2**20} MB, {upload.MAX_ROWS:,} rows, "
-                                   f"{upload.MAX_CELL_CHARS:,} characters per cell.")
+                              max_upload_size=ui_cache.upload_widget_mb(),  # this server's limits (docs/DEPLOY.md)
+                              help=ui_cache.upload_help(rows=True))
     with right:
         if st.button("Load example", key="cmp_load_example", icon=":material/dataset:",
                      help="4 systems x 30 segments shipped with the app"):
-            st.session_state[INPUT_KEY] = {"name": EXAMPLE.name, "data": EXAMPLE.read_bytes()}
-    if up is not None and (st.session_state.get(INPUT_KEY) or {}).get("origin") != "upload":
-        _on_upload()  # a file given before this session kept its own copy (e.g. the widget came back with one)
+            st.session_state[INPUT_KEY] = {"name": EXAMPLE.name, "data": EXAMPLE.read_bytes(), "origin": "example"}
+    if up is not None and st.session_state.get(UPLOAD_ID) != up.file_id:
+        _adopt(up)  # a file the callback did not see (e.g. the widget came back with one)
     return st.session_state.get(INPUT_KEY)
+
+
+def _kept_file(name: str, data: bytes) -> None:
+    """Which file the page is showing, and a way to forget it: after a visit to another page the uploader is
+    empty, but the file and its scores are kept in the session."""
+    row = st.container(horizontal=True, vertical_alignment="center", gap="small")
+    row.caption(f"File: {escape_markdown(name)} ({len(data):,} bytes), kept in this session.")
+    row.button("Forget", key="cmp_forget", on_click=_forget, icon=":material/delete:", type="tertiary",
+               help="Forget this file and its scores (the next file starts a new model pass).")
 
 
 def _format_help() -> None:
@@ -162,8 +187,8 @@ def _show_problems(problems: list[upload.Problem], ok: bool) -> None:
 # --- scoring --------------------------------------------------------------------------------------------------------
 def _score(settings, ds: upload.Dataset):
     """The model pass for this dataset and model, from the session when already done."""
-    spec = resolve_model(settings.model)
-    key = compare.dataset_key(ds, f"{spec.name}|{spec.source}")
+    spec = ui_cache.resolve_model(settings.model)  # the deployment's allow-list and labels, as on every page
+    key = _dataset_key(ds, f"{spec.name}|{spec.source}")
     store = st.session_state.setdefault("_compare_stats", {})
     sc = ui_cache.scorer(settings, rescale=False)
     if key not in store:
@@ -203,6 +228,43 @@ def _results(settings, sc, cstats, key: str) -> compare.Comparison:
     return store[rkey]
 
 
+def _dataset_key(ds: upload.Dataset, model: str) -> str:
+    """:func:`compare.dataset_key` (JSON and sha256 of every output) once per dataset and model, not on every
+    rerun: the dataset object is the session's own (``_dataset``), so identity tells it is unchanged."""
+    cached = st.session_state.get("_compare_dkey")
+    if cached and cached[0] is ds and cached[1] == model:
+        return cached[2]
+    key = compare.dataset_key(ds, model)
+    st.session_state["_compare_dkey"] = (ds, model, key)
+    return key
+
+
+def _significance(comparison: compare.Comparison, metric: str, correction: str | None,
+                  baseline: str | None = None):
+    """The bootstrap, tests, matrix and clusters of one metric and correction, once per set of scores (the
+    session keeps the Comparison of each setting, so identity tells the scores are the same); another baseline
+    system reuses the resamples (``Significance.rebase``). The answer and the Significance tab share it."""
+    store = st.session_state.setdefault("_compare_sig", {})
+    k = (id(comparison), metric, correction)
+    hit = store.get(k)
+    if hit is None or hit[0] is not comparison:
+        if len(store) >= 8:
+            store.pop(next(iter(store)))
+        hit = store[k] = (comparison, compare.significance(comparison, None, metric, correction=correction))
+    sig = hit[1]
+    return sig if baseline is None else sig.rebase(baseline)
+
+
+def _language_note(ds: upload.Dataset, model: str) -> str | None:
+    """One warning for the dataset's text outside the model's languages (once per dataset and model)."""
+    cached = st.session_state.get("_compare_lang")
+    if cached and cached[0] is ds and cached[1] == model:
+        return cached[2]
+    note = compare.language_report(ds, model).message()
+    st.session_state["_compare_lang"] = (ds, model, note)
+    return note
+
+
 # --- results --------------------------------------------------------------------------------------------------------
 def _ranking_line(sig) -> str:
     """``1. {A, B} > 2. {C}``: WMT-style clusters, best first, each system with its pairwise wins."""
@@ -222,9 +284,8 @@ def _answer(comparison: compare.Comparison, sig, scale: str) -> None:
         text += f", tied with {escape_markdown(head['runner_up'])}."
     elif head["runner_up"] is not None:
         verdict = "significant" if head["significant"] else "not significant"
-        holm = ", Holm-adjusted" if sig.correction == "holm" else ""
         text += (f", {head['margin']:.4f} above {escape_markdown(head['runner_up'])} (2nd): "
-                 f"{verdict}, p = {format_p(head['p'])}{holm}.")
+                 f"{verdict}, {head['p_text']}.")
     else:
         text += ". Only one system: nothing to compare it with."
     (st.success if head["significant"] else st.info)(text, icon=":material/trophy:")
@@ -238,7 +299,11 @@ def _answer(comparison: compare.Comparison, sig, scale: str) -> None:
     c1.metric(f"Best {sig.metric}", f"{head['score']:.4f}",
               delta=None if head["margin"] is None else f"+{head['margin']:.4f} vs 2nd", delta_color="normal")
     c2.metric("95% CI (half-width)", f"±{(head['ci_high'] - head['ci_low']) / 2:.4f}")
-    c3.metric("p (best vs 2nd)", "—" if head["p"] is None else format_p(head["p"]))
+    family = sig.family_text()
+    c3.metric("p (best vs 2nd" + (f"; {family}" if family else "") + ")",
+              "—" if head["p"] is None else format_p(head["p"]),
+              help="The paired-bootstrap p of the best and the 2nd system: the same p this pair has in the "
+                   "Significance tab's sentences and matrix. " + escape_markdown(sig.comparisons_note()))
     c4.metric("Systems x segments", f"{len(comparison.results)} x {len(next(iter(comparison.results.values())))}")
 
 
@@ -263,18 +328,33 @@ def _system_tab(comparison, sig, table) -> None:
                 st.text(w)
 
 
+def _mark_chosen(key: str) -> None:
+    """The user picked a value for ``key``: it stays, whatever the ranking does later."""
+    st.session_state.setdefault(CHOSEN, set()).add(key)
+
+
+def _follow_ranking(key: str, default: str, options: list[str]) -> None:
+    """Until the user picks one, a system choice follows the current ranking (idf, layer, rescaling or the
+    metric can change it): the default is written before the widget is drawn. A chosen system stays while it
+    exists."""
+    if key not in st.session_state.get(CHOSEN, set()) or st.session_state.get(key) not in options:
+        st.session_state[key] = default
+
+
 @st.fragment
 def _significance_tab(comparison, fkey: str, systems: list[str], correction: str | None) -> None:
     c1, c2 = st.columns(2)
-    base = c1.selectbox("Baseline system", systems, key=f"cmp_baseline_{fkey}",
-                        help="Systems by score, best first; the top-ranked system is the default baseline.")
     metric = c2.selectbox("Metric", ["F1", "P", "R"], key=f"cmp_metric_{fkey}")
-    if base not in systems:
-        base = systems[0]
-    sig = compare.significance(comparison, base, metric, correction=correction)
+    ranked = list(_significance(comparison, metric, correction).systems)  # by this metric, best first
+    kb = f"cmp_baseline_{fkey}"
+    _follow_ranking(kb, ranked[0], ranked)
+    base = c1.selectbox("Baseline system", ranked, key=kb, on_change=_mark_chosen, args=(kb,),
+                        help=f"Systems by {metric}, best first. Until you pick one, the baseline is the "
+                             f"top-ranked system by {metric} (it follows the ranking when settings change).")
+    sig = _significance(comparison, metric, correction, base)
     st.caption(f"Paired bootstrap resampling as sacrebleu does it: {sig.n_samples:,} resamples, seed "
                f"{sig.seed}, p = (c + 1) / (n + 1). p < {sig.alpha:g} counts as significant. "
-               + sig.comparisons_note())
+               + escape_markdown(sig.comparisons_note()))
     st.markdown("\n".join("- " + escape_markdown(r.sentence(metric, sig.alpha)) for r in sig.versus_baseline))
     if len(systems) > 1:
         st.markdown(f"**Clusters** ({metric}): {_ranking_line(sig)}")
@@ -291,20 +371,24 @@ def _significance_tab(comparison, fkey: str, systems: list[str], correction: str
                                     "Rank range": st.column_config.TextColumn(help="1 + losses to k − wins")})
         st.plotly_chart(compare_view.pvalue_figure(sig), key="cmp_pvalues")
         matrix = pd.DataFrame(sig.matrix, index=list(sig.systems), columns=list(sig.systems))
-        with st.expander("Pairwise p values as a table" + (" (Holm-adjusted)" if correction else "")):
+        family = sig.family_text()
+        with st.expander("Pairwise p values as a table" + (f" ({family})" if family else "")):
             st.dataframe(matrix, width="stretch", key="cmp_pmatrix",
                          column_config={c: st.column_config.NumberColumn(format="%.3f") for c in matrix.columns})
 
 
 def _pair_choice(systems: list[str], fkey: str) -> tuple[str, str]:
-    """System A and B (default: the two best), one choice shared by every tab that uses it."""
+    """System A and B, one choice shared by every tab that uses it; until the user picks them, the two best by
+    F1 in the current ranking."""
     ka, kb = f"cmp_a_{fkey}", f"cmp_b_{fkey}"
-    for k, default in ((ka, systems[0]), (kb, systems[min(1, len(systems) - 1)])):
-        if st.session_state.get(k) not in systems:
-            st.session_state[k] = default
+    _follow_ranking(ka, systems[0], systems)
+    a = st.session_state[ka]
+    _follow_ranking(kb, next((s for s in systems if s != a), a), systems)
     c1, c2 = st.columns(2)
-    a = c1.selectbox("System A", systems, key=ka)
-    b = c2.selectbox("System B", systems, key=kb)
+    a = c1.selectbox("System A", systems, key=ka, on_change=_mark_chosen, args=(ka,),
+                     help="Until you pick one: the best system by F1 (it follows the ranking).")
+    b = c2.selectbox("System B", systems, key=kb, on_change=_mark_chosen, args=(kb,),
+                     help="Until you pick one: the best system by F1 other than A (it follows the ranking).")
     return a, b
 
 
@@ -362,9 +446,10 @@ def _charts_tab(ds, comparison, systems: list[str], fkey: str) -> None:
 
 
 @st.fragment
-def _drilldown_tab(ds, comparison, settings, systems: list[str], fkey: str) -> None:
+def _drilldown_tab(ds, comparison, settings, systems: list[str], fkey: str, explain=None) -> None:
     """One segment, A and B side by side (the A/B choice of the Segments tab); opens on the segment where they
-    differ most, or on the row clicked in the Segments tab."""
+    differ most, or on the row clicked in the Segments tab. ``explain(candidate, references)``: how a results file
+    explains a segment (its own idf and baseline); None = the sidebar's scorer, idf from this dataset."""
     a, b = _pair_choice(systems, fkey)
     n = ds.n_segments
     fa, fb = comparison.scores("F1")[a], comparison.scores("F1")[b]
@@ -403,7 +488,7 @@ def _drilldown_tab(ds, comparison, settings, systems: list[str], fkey: str) -> N
     if settings.rescale and not comparison.rescaled:
         settings = replace(settings, rescale=False)  # no baseline: raw numbers, as in the tables above
     # idf as the tables have it: from every reference of the dataset, not from this segment's alone
-    idf_sentences = [r for group in ds.references for r in group] if settings.idf else None
+    idf_sentences = [r for group in ds.references for r in group] if settings.idf and explain is None else None
     sides = [("A", a)] if a == b else [("A", a), ("B", b)]
     cols = st.columns(len(sides))
     for col, (tag, system) in zip(cols, sides):
@@ -413,7 +498,8 @@ def _drilldown_tab(ds, comparison, settings, systems: list[str], fkey: str) -> N
                         f"{res.recall[i]:.4f} · F1 {res.f1[i]:.4f}")
             st.text(ds.systems[system][i] or "(empty)")
             try:
-                explanation = explain_pair(settings, ds.systems[system][i], refs, idf_sentences)
+                explanation = (explain(ds.systems[system][i], refs) if explain is not None
+                               else explain_pair(settings, ds.systems[system][i], refs, idf_sentences))
             except BertScoreVizError as exc:
                 show_error(exc)
                 continue
@@ -437,35 +523,103 @@ def _downloads_tab(ds, comparison, sig, table) -> None:
                        on_click="ignore", icon=":material/download:")
 
 
-def _precomputed(settings, data: bytes, fkey: str) -> None:
-    """A results Parquet (``score --ray``): scores read from the file, no model pass; the drill-down computes the
-    one segment it opens, at the file's model, layer and idf."""
+RESULTS_KEY = "_compare_results_file"
+
+
+def _results_table(data: bytes, fkey: str) -> results_file.ResultsTable:
+    """The results file read once per upload and kept in the session (one file at a time, keyed by its content):
+    a toggle, a tab or a sidebar change reuses it. Counted towards the session's uploads; at most the server's
+    per-file limit and the results-file limit (docs/RAY.md)."""
+    cached = st.session_state.get(RESULTS_KEY)
+    if cached and cached[0] == fkey:
+        return cached[1]
+    st.session_state.pop(RESULTS_KEY, None)
+    name = (st.session_state.get(INPUT_KEY) or {}).get("name") or "the results file"
+    own_limit = results_file.max_upload_bytes()  # BERTSCORE_VIZ_RESULTS_UPLOAD_MB (docs/RAY.md)
+    refused = ui_cache.count_upload(data, name, own_limit=own_limit)
+    if refused:
+        raise BertScoreVizError(refused)
+    table = results_file.read_results(data, max_bytes=ui_cache.upload_limit_bytes(own_limit))
+    st.session_state[RESULTS_KEY] = (fkey, table, {})
+    return table
+
+
+def _sidebar_baseline(settings, model: str, layer: int):
+    """The P/R/F baseline the sidebar's settings give for the file's model and layer (None: rescaling off, another
+    model, or no baseline): compared with the file's own."""
+    from bertscore_viz.scorer import Scorer
+
+    if not settings.rescale:
+        return None
     try:
-        loaded = results_file.load_results(data, rescale=settings.rescale, max_bytes=results_file.MAX_UPLOAD_BYTES)
+        spec = ui_cache.resolve_model(settings.model)
+        if spec.name != model:
+            return None
+        return Scorer(model=spec, layer=layer, rescale_with_baseline=True,
+                      lang=settings.lang, baseline_table=ui_cache.custom_baseline(settings)).baseline
+    except BertScoreVizError:
+        return None
+
+
+def _file_explainer(table: results_file.ResultsTable, rescaled: bool, file_settings):
+    """The drill-down of a results file: the file's model (this server's pooled copy, within its allow-list) with the
+    file's idf weights and baseline, so the segment's P/R/F1 are the file's row."""
+
+    def explain(candidate: str, references: list[str]):
+        base = ui_cache.scorer(replace(file_settings, idf=False), rescale=False)
+        sc = results_file.file_scorer(table, rescaled, model=base.spec, encoder=base.encoder)
+        return sc.explain(candidate, references[0] if len(references) == 1 else list(references))
+
+    return explain
+
+
+def _precomputed(settings, data: bytes, fkey: str) -> None:
+    """A results Parquet (``score --ray``): scores read from the file, no model pass, shown as the file's signature
+    says (a toggle shows the other scale when the file has both); the drill-down computes the one segment it opens,
+    with the file's model, layer, idf weights and baseline."""
+    try:
+        table = _results_table(data, fkey)
+        written = table.written_rescaled
+        rescale = written
+        if table.has_rescaled:
+            other = "raw" if written else "rescaled"
+            if st.toggle(f"Show {other} numbers instead", key=f"cmp_rf_other_{fkey}",
+                         help="The file holds raw and rescaled P/R/F1; it opens with the ones its signature names "
+                              f"({'rescaled' if written else 'raw'})."):
+                rescale = not written
+        store = st.session_state[RESULTS_KEY][2]
+        if rescale not in store:
+            store[rescale] = results_file.results_at(table, rescale)
+        loaded = store[rescale]
+        ds, comparison = loaded.dataset, loaded.comparison
+        s = loaded.info["settings"]
+        mismatch = results_file.settings_mismatch(
+            loaded.info, ui_cache.resolve_model(settings.model).name, settings.resolved_layer(), settings.idf,
+            settings.rescale, _sidebar_baseline(settings, s["model"], int(s["layer"])), comparison.rescaled)
     except BertScoreVizError as exc:
         show_error(exc)
         return
-    ds, comparison = loaded.dataset, loaded.comparison
     st.info(f"Precomputed scores ({ds.n_segments:,} segments x {len(ds.systems)} systems), read from the file; "
             "nothing is recomputed except the drill-down's one segment.", icon=":material/table_view:")
-    mismatch = results_file.settings_mismatch(loaded.info, resolve_model(settings.model).name,
-                                              settings.resolved_layer(), settings.idf)
     for note in loaded.notes + ((mismatch,) if mismatch else ()):
         st.warning(escape_markdown(note), icon=":material/warning:")
-    settings = replace(settings, **results_file.app_settings(loaded.info))
+    file_settings = replace(settings, **results_file.app_settings(loaded.info), rescale=comparison.rescaled)
     scale = "rescaled" if comparison.rescaled else "raw"
-    _show_results(ds, comparison, settings, fkey, scale)
+    _show_results(ds, comparison, file_settings, fkey, scale,
+                  explain=_file_explainer(table, comparison.rescaled, file_settings))
 
 
-def _show_results(ds, comparison, settings, fkey: str, scale: str, problems=()) -> None:
-    """The answer, the system table and the tabs, for scores computed here or read from a results file."""
+def _show_results(ds, comparison, settings, fkey: str, scale: str, problems=(), explain=None) -> None:
+    """The answer, the system table and the tabs, for scores computed here or read from a results file (whose
+    drill-down explains a segment with ``explain``)."""
     systems = comparison.systems  # by score, best first
     correction = "holm" if st.session_state.get(f"cmp_holm_{fkey}") else None
-    fsig = compare.significance(comparison, systems[0], "F1", correction=correction)
+    fsig = _significance(comparison, "F1", correction)  # top-ranked baseline; cached, shared with the tab
     _answer(comparison, fsig, scale)
     st.toggle("Holm correction for multiple comparisons", key=f"cmp_holm_{fkey}",
-              help="Adjust every p value for the number of comparisons made (Holm's step-down method): the "
-                   "chance of calling any difference significant by luck stays under 5%.")
+              help="Adjust every p value for the number of comparisons made (Holm's step-down method over all "
+                   "k(k − 1)/2 pairs, one family: a pair has the same p in the answer, the sentences and the "
+                   "matrix): the chance of calling any difference significant by luck stays under 5%.")
     _show_problems(problems, ok=True)
     table = compare.system_table(comparison, fsig)
     st.subheader("Systems")
@@ -483,7 +637,7 @@ def _show_results(ds, comparison, settings, fkey: str, scale: str, problems=()) 
             _charts_tab(ds, comparison, systems, fkey)
     if tabs[3].open:
         with tabs[3]:
-            _drilldown_tab(ds, comparison, settings, systems, fkey)
+            _drilldown_tab(ds, comparison, settings, systems, fkey, explain)
     if tabs[4].open:
         with tabs[4]:
             _downloads_tab(ds, comparison, fsig, table)
@@ -501,7 +655,7 @@ def main() -> None:
         return
     name, data = source.get("name") or "upload", source.get("data") or b""
     fkey = upload.content_key(data)
-    st.caption(f"File: {escape_markdown(name)} ({len(data):,} bytes)")
+    _kept_file(name, data)
     if results_file.is_results_file(name, data):
         _precomputed(settings, data, fkey)
         return
@@ -526,6 +680,9 @@ def main() -> None:
     if settings.rescale and comparison.note:
         st.warning(escape_markdown(comparison.note) + "\n\n**Showing raw numbers** (not rescaled).",
                    icon=":material/warning:")
+    language = _language_note(ds, sc.spec.name)
+    if language:
+        st.warning(escape_markdown(language), icon=":material/translate:")
     _show_results(ds, comparison, settings, fkey, scale, problems)
 
 

@@ -94,7 +94,8 @@ def scatter_figure(comparison: Comparison, a: str, b: str, segment_ids, metric: 
 
 
 def pvalue_figure(sig: Significance):
-    """Heat map of the pairwise p values (dark = significant at 0.05)."""
+    """Heat map of the pairwise p values (dark = significant at 0.05); the title names their family (Holm over how
+    many pairs, or uncorrected)."""
     import plotly.graph_objects as go
 
     names = [_esc(s) for s in sig.systems]
@@ -102,6 +103,8 @@ def pvalue_figure(sig: Significance):
     fig = go.Figure(go.Heatmap(z=sig.matrix, x=names, y=names, text=text, texttemplate="%{text}",
                                zmin=0, zmax=0.1, colorscale="Blues_r",
                                colorbar=dict(title="p"), hovertemplate="%{y} vs %{x}: p = %{text}<extra></extra>"))
-    fig.update_layout(title=f"Pairwise paired-bootstrap p values ({sig.metric})", height=120 + 45 * len(names),
+    family = sig.family_text()
+    fig.update_layout(title=f"Pairwise paired-bootstrap p values ({sig.metric}" + (f"; {family}" if family else "")
+                      + ")", height=120 + 45 * len(names),
                       margin=dict(t=50, b=30, l=10, r=10), yaxis=dict(autorange="reversed"))
     return fig

@@ -24,6 +24,8 @@ from . import cache
 from .messages import escape_markdown, show_warnings
 
 METRICS = ("Precision", "Recall", "F1")
+#: The views of a pair, as tabs (the open one is kept in the session under ``<key>_view``).
+VIEWS = ["Heatmap", "Alignment", "Token table"]
 #: Largest figure drawn on the page; a longer pair shows a legible window (pan/zoom), downloads are full size.
 MAX_WIDTH, MAX_HEIGHT = 1000, 1100
 METRIC_HELP = {
@@ -172,7 +174,8 @@ def _downloads(explanation, pair: PairExplanation, view: tuple[bool, bool], key:
             on_click="ignore", help="Interactive figure with the texts, scores and signature.")
         for fmt, mime in (("png", "image/png"), ("svg", "image/svg+xml")):
             row.download_button(
-                f"{name} ({fmt.upper()})", data=lambda im=image, f=fmt: im(pair, f, show_special=view[0]),
+                f"{name} ({fmt.upper()})",
+                data=lambda im=image, f=fmt: im(pair, f, show_special=view[0], merge_words=view[1]),
                 file_name=f"{stem}.{fmt}", mime=mime, key=f"{key}_dl_{stem}_{fmt}", icon=":material/download:",
                 on_click="ignore")
     row.download_button(
@@ -220,30 +223,40 @@ def render_explanation(explanation: PairExplanation | MultiReferenceExplanation,
                              help="CLS and SEP have weight 0 but take part in the matching: a token may match one.")
     merge = c2.toggle("Merge word pieces", value=False, key=f"{key}_merge_words",
                       help="Label words instead of pieces (pieces stay on hover and in the cells).")
+    # The open view is part of the session (its key is kept by ui/state.py): it is still open after a visit to
+    # another page. Only the open view is drawn.
+    tab_map, tab_align, tab_table = st.tabs(VIEWS, key=f"{key}_view", on_change="rerun")
+    if tab_map.open:
+        with tab_map:
+            _heatmap_view(pair, show_special, merge, max_width, key)
+    if tab_align.open:
+        with tab_align:
+            st.caption("Lines link each token to its best match, coloured by similarity (blue high, red low); "
+                       "the weakest fifth of each side's matches are labelled in red. Hover a token for its match "
+                       "and contribution.")
+            align = plots.alignment_figure(pair, show_special=show_special, merge_words=merge, max_width=max_width)
+            if align.layout.meta["windowed"]:
+                st.caption("Long pair: showing the first tokens; drag sideways to follow the sentences.")
+            _chart(align, f"{key}_alignment")
+    if tab_table.open:
+        with tab_table:
+            _token_tables(pair, show_special, merge, key)
+    _downloads(explanation, pair, (show_special, merge), key)
+
+
+def _heatmap_view(pair: PairExplanation, show_special: bool, merge: bool, max_width: int, key: str) -> None:
     heatmap = plots.heatmap_figure(pair, show_special=show_special, merge_words=merge, max_width=max_width,
                                    max_height=MAX_HEIGHT)
-    tab_map, tab_align, tab_table = st.tabs(["Heatmap", "Alignment", "Token table"])
-    with tab_map:
-        rescaled = pair.baseline is not None
-        st.caption("Rows: candidate tokens; columns: reference tokens. ○ marks each row's maximum (the candidate "
-                   "token's best match: precision), × each column's maximum (the reference token's best match: "
-                   "recall). Hover a cell for both tokens, the similarity and the idf weights."
-                   + (" Cells rescaled with the F baseline, as bert-score-show does." if rescaled else ""))
-        if heatmap.layout.meta["windowed"]:
-            rows, cols = heatmap.layout.meta["shape"]
-            vr, vc = heatmap.layout.meta["window"]
-            st.caption(f"Long pair ({rows} × {cols} tokens): showing the first {min(vr, rows)} × {min(vc, cols)} "
-                       "at a legible size. Drag to pan, use the toolbar to zoom, double-click to see all; the "
-                       "HTML download has the full-size figure.")
-        _chart(heatmap, f"{key}_heatmap")
-    with tab_align:
-        st.caption("Lines link each token to its best match, coloured by similarity (blue high, red low); "
-                   "the weakest fifth of each side's matches are labelled in red. Hover a token for its match "
-                   "and contribution.")
-        align = plots.alignment_figure(pair, show_special=show_special, merge_words=merge, max_width=max_width)
-        if align.layout.meta["windowed"]:
-            st.caption("Long pair: showing the first tokens; drag sideways to follow the sentences.")
-        _chart(align, f"{key}_alignment")
-    with tab_table:
-        _token_tables(pair, show_special, merge, key)
-    _downloads(explanation, pair, (show_special, merge), key)
+    rescaled = pair.baseline is not None
+    st.caption("Rows: candidate tokens; columns: reference tokens. ○ marks each row's maximum (the candidate "
+               "token's best match: precision), × each column's maximum (the reference token's best match: "
+               "recall). Hover a cell for both tokens, the similarity and the idf weights. A token the model "
+               "does not know is labelled →[UNK]; one the tokenizer read as another letter, →(what it read)."
+               + (" Cells rescaled with the F baseline, as bert-score-show does." if rescaled else ""))
+    if heatmap.layout.meta["windowed"]:
+        rows, cols = heatmap.layout.meta["shape"]
+        vr, vc = heatmap.layout.meta["window"]
+        st.caption(f"Long pair ({rows} × {cols} tokens): showing the first {min(vr, rows)} × {min(vc, cols)} "
+                   "at a legible size. Drag to pan, use the toolbar to zoom, double-click to see all; the "
+                   "HTML download has the full-size figure.")
+    _chart(heatmap, f"{key}_heatmap")

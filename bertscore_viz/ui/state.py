@@ -2,12 +2,17 @@
 
 Streamlit drops a widget's value when a run does not draw the widget (another page, a tab not open): typed
 text on Inspect would be gone after a visit to Compare. :func:`keep_widget_values` runs at the top of every run
-(``app.py``, before the page) and writes each page widget's value back into ``st.session_state``, which turns
+(``app.py``, before the page) and writes each kept page widget's value back into ``st.session_state``, which turns
 it into session state that outlives the widget; when the page is drawn again its widgets start from it.
 
-Values that are not widgets (the Compare upload and its model pass, custom baselines) live in plain session
-keys and are kept anyway. Widgets whose value cannot be written (buttons, file uploaders, downloads, a table's
-row selection) are left out: their effect is already stored by the page in plain keys.
+Which widgets are kept is an explicit list (:data:`KEPT_EXACT`, :data:`KEPT_PATTERNS`), not "every key but some":
+Streamlit refuses (``StreamlitValueAssignmentNotAllowedError``) a written value for buttons, download buttons, file
+uploaders, forms and chart selections, so a new button on any page must not be written back by accident. A widget
+is kept only when it is listed here; ``tests/app/test_session_state.py`` checks the list against every widget the
+pages draw (a settable widget that is not listed, or a listed one Streamlit does not let a program set, fails).
+
+Values that are not widgets (the Compare upload and its model pass, custom baselines, whether a choice was made
+by the user) live in plain session keys and are kept anyway.
 """
 
 from __future__ import annotations
@@ -16,19 +21,38 @@ import re
 
 import streamlit as st
 
-#: Widget keys of the pages (the sidebar is drawn on every run and needs nothing).
-KEPT = re.compile(r"^(inspect_|cmp_|bl_)")
-#: Widgets whose value Streamlit does not let a program set.
-NOT_SETTABLE = re.compile(r"(_dl_|_download|_add_ref$|_remove_ref$|_file$|_load_example$|_compute$|_forget$|"
-                          r"^cmp_segments$|_use_corpus$|_idf_apply$)")
+#: Kept page widgets with a fixed key.
+KEPT_EXACT = frozenset({
+    # Inspect: the pair, the example picker, where idf comes from
+    "inspect_candidate", "inspect_example", "inspect_idf_source", "inspect_idf_corpus",
+    # Compare: the open tab of the results
+    "cmp_tab",
+    # Baselines: the corpus sampling settings
+    "bl_max_words", "bl_pairs", "bl_seed",
+})
+#: Kept page widgets whose key has a per-pair or per-file part (``fkey`` = 16 hex digits of the file's hash).
+KEPT_PATTERNS = (
+    re.compile(r"inspect_reference_\d+"),
+    # an explanation drawn by ui/explain_view.py: on Inspect, and A and B of Compare's drill-down
+    re.compile(r"(inspect|compare_a|compare_b)_(show_special|merge_words|which_ref|html_light|view)"),
+    # Compare, per file: column mapping, Holm, significance choices, A/B, the segment table's search and toggles,
+    # the drill-down's segment, the results file's raw/rescaled switch
+    re.compile(r"cmp_(layout|refs|src|seg|sys|syscol|cand|empty|holm|baseline|metric|a|b|query|pr|bydiff|"
+               r"drill_seg|drill_pos|rf_other)_[0-9a-f]{16}"),
+)
+
+
+def is_kept(key: object) -> bool:
+    """Whether the widget with this key is carried over between runs (pure, for tests)."""
+    return isinstance(key, str) and (key in KEPT_EXACT or any(p.fullmatch(key) for p in KEPT_PATTERNS))
 
 
 def kept_keys(keys) -> list[str]:
     """The keys of ``keys`` whose widget values are carried over (pure, for tests)."""
-    return [k for k in keys if isinstance(k, str) and KEPT.match(k) and not NOT_SETTABLE.search(k)]
+    return [k for k in keys if is_kept(k)]
 
 
 def keep_widget_values() -> None:
-    """Write every page widget's current value back, so it survives runs that do not draw the widget."""
+    """Write every kept page widget's current value back, so it survives runs that do not draw the widget."""
     for k in kept_keys(list(st.session_state.keys())):
         st.session_state[k] = st.session_state[k]

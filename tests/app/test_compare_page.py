@@ -1,7 +1,10 @@
 """The Compare page in Streamlit's AppTest, with the real model: the example, settings toggles, bad files.
 
-AppTest cannot upload files, so bad files go in the way the page reads every input: as
-``{"name", "data"}`` in ``st.session_state["compare_input"]`` (the uploader and "Load example" put them there).
+Most files go in the way the page reads every input: as ``{"name", "data"}`` in
+``st.session_state["compare_input"]`` (the uploader and "Load example" put them there); the uploader itself is
+tested with AppTest's ``file_uploader.set_value``. Tests of choices that must survive reruns (defaults that follow
+the ranking, the upload against "Load example") run the whole app with its real navigation
+(``tests/app/navigation.py``): ``keep_widget_values`` and the sidebar run on every run, as in a server.
 """
 
 from dataclasses import replace
@@ -82,8 +85,9 @@ def test_example_answers_first_and_lists_every_system(example):
     assert "★ best" in list(table["Best"])
     assert list(table["System"]) == ["literal", "errors", "drops_content", "paraphrase"]  # by F1
     text = _texts(at)
-    assert "3 comparison(s) against the baseline and 6 pairwise" in text
+    assert "3 comparison(s) against the baseline, among the 6 pairwise" in text.replace("\\", "")
     assert "literal is better than errors on F1: literal − errors = +" in text.replace("\\", "")
+    assert "significant, p = 0.001, uncorrected, one of 6 comparisons." in head
     _tab(at, "Segments")
     segments = _frame_with(at, "F1 · literal")
     assert len(segments) == 30
@@ -232,3 +236,183 @@ def test_rescaled_numbers_with_a_session_baseline():
     table = _frame_with(at, "Rank")
     assert abs(table.loc[0, "F1"] - (0.9551 - 0.5) / 0.5) < 1e-3
     assert any(c.value.endswith("-custom-rescaled") for c in at.code)
+
+
+# --- one p per pair, named with its family ---------------------------------------------------------------------------
+def test_holm_gives_a_pair_one_p_everywhere_and_names_its_family(example):
+    """With Holm on, best vs 2nd (literal, errors; raw p 0.001) is adjusted over the 6 pairs: 0.006 in the answer,
+    its metric, the Significance sentence and the matrix (over the 3 tests against the baseline it would read 0.003
+    in the sentence while the answer said 0.006)."""
+    at = _tab(example, "Significance")
+    at.toggle(key=f"cmp_holm_{EXAMPLE_KEY}").set_value(True).run()
+    assert not at.exception, at.exception
+    head = at.success[0].value
+    assert "significant, p = 0.006, Holm-adjusted over 6 comparisons." in head
+    metric = next(m for m in at.metric if m.label.startswith("p (best vs 2nd"))
+    assert metric.label == "p (best vs 2nd; Holm-adjusted over 6 comparisons)" and metric.value == "0.006"
+    text = _texts(at).replace("\\", "")
+    assert "literal is better than errors on F1: literal − errors = +0.1237 (p = 0.006, Holm-adjusted over 6 " \
+           "comparisons)" in text
+    matrix = _frame_with(at, "literal")
+    assert matrix.loc["literal", "errors"] == pytest.approx(6 / 1001)
+    assert "with Holm's correction over all 6 pairs as one family" in text
+    at.toggle(key=f"cmp_holm_{EXAMPLE_KEY}").set_value(False).run()
+    assert "literal − errors = +0.1237 (p = 0.001, uncorrected, one of 6 comparisons)" in _texts(at).replace("\\", "")
+
+
+# --- defaults that follow the ranking ------------------------------------------------------------------------------
+#: 8 segments, 3 systems: "para" (a paraphrase), "short" (the first five words of the reference) and "longer" (the
+#: reference plus an unrelated sentence). By F1, "para" leads at layer 4 and "short" at layer 1; by R, "longer".
+REFS = ["The cat sat on the mat near the door.", "It rained all day in the old city.",
+        "The committee approved the new budget today.", "She plays the violin every evening at home.",
+        "Prices rose sharply across the country last month.", "The train left the station on time.",
+        "He painted the garden fence white last summer.", "The museum opens at nine on weekdays."]
+PARA = ["A cat was sitting on the mat by the door.", "Rain fell the whole day in the old town.",
+        "Today the committee passed the new budget.", "Every evening she plays violin at home.",
+        "Last month prices went up sharply nationwide.", "The train departed from the station on schedule.",
+        "Last summer he painted the garden fence white.", "On weekdays the museum opens at nine."]
+RANKED = {"short": [" ".join(r.split()[:5]) + "." for r in REFS],
+          "longer": [r + " Meanwhile, many unrelated things happened elsewhere in the world." for r in REFS],
+          "para": PARA}
+
+
+def _ranking_csv() -> bytes:
+    import csv
+    import io
+
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["reference"] + list(RANKED))
+    w.writerows(zip(REFS, *RANKED.values()))
+    return buf.getvalue().encode()
+
+
+def test_system_choices_follow_the_ranking_until_the_user_picks_one():
+    import numpy as np
+
+    from bertscore_viz import Scorer
+    from bertscore_viz.models import resolve_model
+
+    from .navigation import app, real_navigation
+
+    data = _ranking_csv()
+    fkey = content_key(data)
+    layer_key = f"layer::{resolve_model(None).name}"
+    # the premise, from the engine: the ranking by F1 changes with the layer; R has another leader than F1
+    ranking, r_means = {}, {}
+    for layer in (4, 1):
+        res = {name: Scorer(layer=layer).score(outputs, REFS) for name, outputs in RANKED.items()}
+        ranking[layer] = sorted(res, key=lambda s: -float(np.mean(res[s].f1)))
+        r_means[layer] = {s: float(np.mean(res[s].recall)) for s in res}
+    assert ranking[4][:2] == ["para", "short"] and ranking[1][:2] == ["short", "para"]
+    assert max(r_means[4], key=r_means[4].get) == "longer"
+
+    with real_navigation():
+        at = app("compare.py", compare_input={"name": "ranking.csv", "data": data}, cmp_tab="Segments")
+
+        def ab():
+            return at.selectbox(key=f"cmp_a_{fkey}").value, at.selectbox(key=f"cmp_b_{fkey}").value
+
+        assert ab() == ("para", "short")
+        at.sidebar.slider(key=layer_key).set_value(1).run()  # the ranking changes: A and B follow it
+        assert not at.exception, at.exception
+        assert ab() == ("short", "para")
+        at.selectbox(key=f"cmp_b_{fkey}").set_value("longer").run()  # the user's choice ...
+        at.sidebar.slider(key=layer_key).set_value(4).run()
+        assert ab() == ("para", "longer")  # ... stays; A, not chosen, follows
+        at.session_state["cmp_tab"] = "Significance"
+        at.run()
+        assert at.selectbox(key=f"cmp_baseline_{fkey}").value == "para"  # the F1 leader
+        at.selectbox(key=f"cmp_metric_{fkey}").set_value("R").run()
+        assert not at.exception, at.exception
+        base = at.selectbox(key=f"cmp_baseline_{fkey}")
+        assert base.value == "longer" and base.options[0] == "longer"  # the R leader; options ranked by R
+        sentences = [m.value.replace("\\", "") for m in at.markdown if m.value.startswith("- ")]
+        assert sentences and all(" on R: " in s and "longer" in s for s in sentences[0].splitlines())
+
+
+# --- the upload, "Load example" and "Forget" -----------------------------------------------------------------------
+def test_load_example_is_not_undone_by_the_file_still_in_the_uploader_and_forget_forgets():
+    from .navigation import app, real_navigation
+
+    mine = b"reference,A,B\nThe cat sat.,A cat sat.,The cat sits.\nIt rained.,Rain fell.,It rained.\n"
+    with real_navigation():
+        at = app("compare.py")
+        at.file_uploader(key="cmp_file").set_value(("mine.csv", mine, "text/csv")).run()
+        assert not at.exception, at.exception
+        assert any("mine.csv" in c.value.replace("\\", "") for c in at.caption) and "**Best: B**" in _texts(at)
+        at.button(key="cmp_load_example").click().run()  # the uploader still holds mine.csv
+        assert any("systems_example.csv" in c.value.replace("\\", "") for c in at.caption)
+        assert "Best: literal" in at.success[0].value
+        at.run()
+        assert "Best: literal" in at.success[0].value  # and on the next run too
+        at.button(key="cmp_forget").click().run()
+        assert not at.exception, at.exception
+        assert "Best:" not in _texts(at) and any("Load example" in i.value for i in at.info)
+        assert "_compare_stats" not in at.session_state and "_compare_dataset" not in at.session_state
+        at.file_uploader(key="cmp_file").set_value(("again.csv", mine, "text/csv")).run()  # a new upload
+        assert any("again.csv" in c.value.replace("\\", "") for c in at.caption) and "**Best: B**" in _texts(at)
+
+
+def test_a_file_name_with_markup_is_shown_as_text():
+    at = _page(b"reference,A,B\nThe cat sat.,A cat sat.,The cat sits.\n", name="**x**<b>y</b>[l](http://e).csv")
+    caption = next(c.value for c in at.caption if "kept in this session" in c.value)
+    assert caption.startswith("File: \\*\\*x\\*\\*\\<b\\>y\\</b\\>\\[l\\]\\(http")
+
+
+# --- text outside the model's languages ----------------------------------------------------------------------------
+def _wmt(lp: str, first: int, n: int = 10) -> list[str]:
+    path = ROOT / "data" / "wmt16-da-to-english" / f"DAseg-newstest2016.source.{lp}-en"
+    return path.read_text(encoding="utf-8").splitlines()[first:first + n]
+
+
+def _wmt_csv(columns: dict[str, list[str]]) -> bytes:
+    import csv
+    import io
+
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(list(columns))
+    w.writerows(zip(*columns.values()))
+    return buf.getvalue().encode()
+
+
+def test_text_outside_the_models_languages_is_summarised_once_per_dataset():
+    refs = (ROOT / "data" / "wmt16-da-to-english" / "DAseg-newstest2016.reference.de-en").read_text(
+        encoding="utf-8").splitlines()[:10]
+    data = _wmt_csv({"reference": _wmt("ru", 0), "ru_sys": _wmt("ru", 10), "de_sys": _wmt("de", 0),
+                     "en_sys": refs})
+    at = _page(data)
+    notes = [w.value for w in at.warning if "outside the languages" in w.value]
+    assert len(notes) == 1, notes
+    note = notes[0].replace("\\", "")
+    assert note.startswith("Text outside the languages of all-MiniLM-L6-v2 (English only): references: Cyrillic "
+                           "script in 10 of 10 segments; outputs: ru_sys: Cyrillic script in 10; de_sys: German (de)")
+    assert "en_sys" not in note and "multilingual-e5-small" in note
+    english = _page((ROOT / "bertscore_viz" / "examples" / "systems_example.csv").read_bytes())
+    assert not [w for w in english.warning if "outside the languages" in w.value]
+
+
+# --- the deployment's allow-list -----------------------------------------------------------------------------------
+def test_a_model_listed_under_a_label_is_the_model_it_names(monkeypatch):
+    """An operator's ``label=path`` entry resolves through the allow-list (``ui_cache.resolve_model``), as on the
+    other pages: the numbers name the real model, and the label and the model's own name share one model pass
+    (the engine's ``resolve_model`` took the label for a hub name, so the same model was scored again)."""
+    from bertscore_viz import deploy
+    from bertscore_viz.models import BUNDLED_MODEL_NAME, bundled_model_path
+
+    from .navigation import app, real_navigation, texts
+
+    monkeypatch.setattr(deploy, "_POLICY",
+                        deploy.Policy(models=(f"house-model={bundled_model_path()}", BUNDLED_MODEL_NAME)))
+    with real_navigation():
+        at = app("compare.py", model_choice="house-model")
+        at.button(key="cmp_load_example").click().run()
+        assert not at.exception, at.exception
+        assert not at.error, [e.value for e in at.error]
+        assert at.success[0].value.startswith("**Best: literal**")
+        assert any(c.value.startswith("signature: ") and BUNDLED_MODEL_NAME in c.value for c in at.code)
+        first_pass = at.session_state["_compare_pass"]
+        at.sidebar.selectbox(key="model_choice").set_value(BUNDLED_MODEL_NAME).run()
+        assert not at.exception, at.exception
+        assert at.session_state["_compare_pass"] is first_pass and "no model pass" in texts(at)

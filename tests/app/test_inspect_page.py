@@ -2,9 +2,13 @@
 
 Two ways in: the whole app (``app.py``: navigation + the real sidebar, settings given as the sidebar widgets'
 state before the first run) and the page on its own (settings changed between reruns of one session).
-AppTest quirk (streamlit 1.67): after the first run of ``app.py``, reruns execute only a page file named
-``inspect.py``, not the main script, so the sidebar does not run again; sidebar changes are therefore tested
-with a fresh run per setting, and changes within one session through the page itself.
+AppTest quirk (streamlit 1.67): with a ``pages/`` folder next to ``app.py``, reruns after the first execute only
+the page file, not the main script, so the sidebar does not run again; sidebar changes are therefore tested with a
+fresh run per setting, and changes within one session through the page itself. (Where the session mechanism
+matters, ``tests/app/navigation.py`` runs the real navigation: see ``test_session_state.py``.)
+
+The views of a pair (heatmap, alignment, token table) are tabs of which only the open one is drawn; a test opens
+one by setting its key (``inspect_view``), as a click on the tab does.
 """
 
 from __future__ import annotations
@@ -86,15 +90,18 @@ def test_page_renders_with_sidebar_inputs_and_figures():
     assert at.text_area(key="inspect_candidate").value == EX_CAND
     assert [t.label for t in at.sidebar.toggle] == ["idf weighting", "Rescale with baseline"]
     assert set(metrics(at)) == {"Precision", "Recall", "F1"}
-    assert len(at.get("plotly_chart")) == 2  # heatmap and alignment
+    assert [c.key for c in at.get("plotly_chart")] == ["inspect_heatmap"]  # only the open view is drawn
     assert {t.label for t in at.tabs} == {"Heatmap", "Alignment", "Token table"}
+    at.session_state["inspect_view"] = "Alignment"
+    at.run()
+    assert [c.key for c in at.get("plotly_chart")] == ["inspect_alignment"] and not at.dataframe
     assert {b.label for b in at.get("download_button")} >= {"Heatmap (HTML)", "Token table (CSV)",
                                                             "Explanation (JSON)"}
     assert at.toggle(key="inspect_show_special").value is False
 
 
 def test_typed_pair_shows_the_engines_scores(engine):
-    at = run_app()
+    at = run_app(inspect_view="Token table")
     at = type_pair(at, CAND, REF)
     assert not at.exception
     ex = engine.explain(CAND, REF)
@@ -193,7 +200,7 @@ def test_empty_input_shows_a_message(cand, ref, expected):
 
 def test_html_like_input_is_shown_as_text():
     nasty = "<script>alert(1)</script> **bold** $x$ [link](http://x)"
-    at = run_page(Settings())
+    at = run_page(Settings(), inspect_view="Token table")
     at = type_pair(at, nasty, "<b>bold</b> text $y$")
     assert not at.exception
     assert at.text_area(key="inspect_candidate").value == nasty
@@ -201,6 +208,8 @@ def test_html_like_input_is_shown_as_text():
     assert "<" in shown and "script" in shown and "*" in shown and "$" in shown
     for el in list(at.markdown) + list(at.caption) + list(at.info) + list(at.warning) + list(at.error):
         assert "<script" not in el.value and "**bold**" not in el.value
+    at.session_state["inspect_view"] = "Heatmap"
+    at.run()
     heat = plotly_specs(at)[0]
     labels = heat["layout"]["yaxis"]["ticktext"]
     assert "&lt;" in labels and not any("<" in t for t in labels)
@@ -216,6 +225,8 @@ def test_special_tokens_and_word_merging_toggles():
     assert plotly_specs(at)[0]["layout"]["yaxis"]["ticktext"][0] == "[CLS]"
     at.toggle(key="inspect_merge_words").set_value(True).run()
     assert "unbelievably" in plotly_specs(at)[0]["layout"]["yaxis"]["ticktext"]
+    at.session_state["inspect_view"] = "Token table"
+    at.run()
     assert "unbelievably" in at.dataframe[0].value["word"].tolist()
     assert not at.exception
 

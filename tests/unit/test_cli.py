@@ -179,7 +179,8 @@ def test_module_entry_point_subprocess(files):
 
 @pytest.mark.parametrize("text, is_path", [
     ("a.txt", True), ("data/refs", True), ("test.de-en.ref", True), ("C:\\refs", True), ("x.jsonl", True),
-    ("The cat sat.", False), ("Hello.", False), ("cat", False), ("e.g. this", False), ("", False),
+    ("The cat sat.", False), ("Hello.", False), ("cat", False), ("e.g. this", False), ("", False), ("3.14", False),
+    ("v1.2", False), ("notes.md", True),
 ])
 def test_the_rule_for_missing_files(text, is_path):
     from bertscore_viz.cli import looks_like_path
@@ -196,3 +197,41 @@ def test_missing_files_exit_non_zero_with_a_clear_error(tmp_path, capsys, monkey
     (tmp_path / "a.txt").write_text("The cat sat.\n", encoding="utf-8")
     assert main(["score", "-c", "a.txt", "-r", "refs/b.txt"]) != 0
     assert "No such file: the reference file refs/b.txt does not exist" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text, bare", [
+    ("hyps", True), ("refs_v2", True), ("sys-out", True), ("Hello", True),
+    ("Hello.", False), ("3.14", False), ("42", False), ("The cat sat.", False), ("", False), ("it's", False),
+])
+def test_the_rule_for_bare_names(text, bare):
+    from bertscore_viz.cli import looks_like_bare_name
+
+    assert looks_like_bare_name(text) is bare
+
+
+def test_two_missing_files_without_extension_are_not_scored_as_words(tmp_path, capsys, monkeypatch):
+    """``score -c hyps -r refs`` with neither file there: bert-score scores the two names and exits 0; here it is
+    an error naming both, with how to score one-word sentences."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "score", "-c", "hyps", "-r", "refs")
+    assert code == 2 and out == ""
+    assert "No such files: -c hyps, -r refs. None of them is an existing file" in err
+    assert 'punctuate them (-c "Hello." -r "Hi.")' in err and "Traceback" not in err
+    code, out, err = run(capsys, "score", "-c", "hyps", "-r", "refs", "more_refs")
+    assert code == 2 and "-r more_refs" in err
+
+
+def test_numbers_and_punctuated_words_are_still_sentences(tmp_path, capsys, monkeypatch):
+    """``-c 3.14`` is a sentence (not a missing file with extension ``.14``), as are punctuated one-word sentences;
+    a bare word next to a real sentence is a sentence too (bert-score compatibility)."""
+    monkeypatch.chdir(tmp_path)
+    for cand, ref in (("3.14", "2.71"), ("Hello.", "Hi."), ("cat", "A cat sat on the mat.")):
+        code, out, err = run(capsys, "score", "-c", cand, "-r", ref, "-l", "4", "--json")
+        assert code == 0, err
+        want = Scorer(layer=4).score([cand], [ref]).f1
+        np.testing.assert_allclose(json.loads(out)["f1"], want, atol=1e-7)
+    (tmp_path / "hyps").write_text("The cat sat.\n", encoding="utf-8")
+    (tmp_path / "refs").write_text("A cat sat.\n", encoding="utf-8")
+    code, out, err = run(capsys, "score", "-c", "hyps", "-r", "refs", "-l", "4", "--json")
+    assert code == 0 and json.loads(out)["f1"] == pytest.approx(list(Scorer(layer=4).score(["The cat sat."],
+                                                                                          ["A cat sat."]).f1))

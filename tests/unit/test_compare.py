@@ -213,3 +213,36 @@ def test_sixteen_systems_get_sixteen_colours_and_buckets_show_their_size(scorer,
     fig = compare_view.bucket_figure(compare.length_buckets(dataset, comparison))
     assert all("(n=" in x for x in fig.data[0].x)
     assert len({t.line.color for t in fig.data}) == 4
+
+
+def test_the_headline_p_is_the_pairs_p_everywhere_with_its_family(scorer, run):
+    comparison = compare.results_for(scorer, run[0], 4, False)
+    sig = compare.significance(comparison, correction="holm")
+    head = compare.headline(comparison, sig)
+    best, second = head["best"], head["runner_up"]
+    sentence = next(r for r in sig.versus_baseline if r.system == second)
+    assert head["p"] == sentence.p == sig.pair(best, second) == pytest.approx(6 / 1001)  # raw 1/1001, 6 pairs
+    assert head["p_text"] == "p = 0.006, Holm-adjusted over 6 comparisons" and head["p_text"] in head["sentence"]
+    assert head["p_text"] in sentence.sentence()
+    data = compare.to_jsonable(upload.parse_upload(EXAMPLE.read_bytes(), EXAMPLE.name), comparison, sig,
+                               with_segments=False)
+    assert data["significance"]["family"] == 6 and data["headline"]["p_text"] == head["p_text"]
+
+
+def test_language_report_of_a_dataset(dataset):
+    assert compare.language_report(dataset, "all-MiniLM-L6-v2").message() is None  # English: nothing to say
+    wmt = Path(__file__).resolve().parents[2] / "data" / "wmt16-da-to-english"
+    de = (wmt / "DAseg-newstest2016.source.de-en").read_text(encoding="utf-8").splitlines()[:20]
+    en = (wmt / "DAseg-newstest2016.reference.de-en").read_text(encoding="utf-8").splitlines()[:20]
+    import csv
+    import io
+
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["reference", "de", "en"])
+    w.writerows(zip(en, de, en))
+    ds = upload.parse_upload(buf.getvalue().encode(), "mixed.csv")
+    report = compare.language_report(ds, "all-MiniLM-L6-v2")
+    assert report.references == {} and report.systems["en"] == {} and report.systems["de"]["German (de)"] >= 15
+    assert "outputs: de: German (de) in" in report.message()
+    assert compare.language_report(ds, "multilingual-e5-small").message() is None

@@ -1,11 +1,28 @@
-"""Warnings that say what is really wrong: which reference is empty, text outside the model's languages."""
+"""Warnings that say what is really wrong: which reference is empty, text outside the model's languages (its
+tokens: [UNK], letters read as others; its text: the script, or the language of Latin-script text, against the
+catalog's languages of the model), on real sentences: the WMT16 DA sources in data/ must warn with the bundled
+English model and not with multilingual-e5-small, and English text never."""
+
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from bertscore_viz import Scorer, explain_table
+from bertscore_viz import Scorer, explain_table, languages, plots
+from bertscore_viz.catalog import get_entry
+from bertscore_viz.languages import dataset_languages, language_of, mismatch, multilingual_hint, pair_message
 from bertscore_viz.results import TokenSide
 from bertscore_viz.scorer import unknown_message
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+WMT = DATA / "wmt16-da-to-english"
+PAIRS = ("cs", "de", "fi", "ro", "ru", "tr")
+BUNDLED = "all-MiniLM-L6-v2"
+E5 = "multilingual-e5-small"
+
+
+def _lines(name: str) -> list[str]:
+    return (WMT / name).read_text(encoding="utf-8").splitlines()
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +44,7 @@ def test_unknown_message_counts_by_hand():
     assert "1 of 3 token(s) unknown to the model ([UNK]: 猫)" in msg
     assert "1 token(s) changed by the tokenizer (が read as か)" in msg
     assert "one character at a time" not in msg  # kana and Han are read per character by every vocabulary
-    assert msg.endswith("use a multilingual model, e.g. multilingual-e5-small.")
+    assert msg.endswith("To score this text, " + multilingual_hint("m"))
     latin = _side(["[CLS]", "cafe", "[SEP]"], ["[CLS]", "Café", "[SEP]"], [True, False, True])
     assert unknown_message("reference", latin, "m") is None  # accent stripping of Latin text: the model's own
 
@@ -64,3 +81,103 @@ def test_corpus_scores_count_unknown_tokens(scorer):
     res = scorer.result(scorer.match(["I love pizza 🍕", "Fine."], ["I like pizza.", "Good."]))
     assert any(w.startswith("1 candidate(s) (index 0) contain tokens unknown to the model ([UNK])")
                for w in res.warnings)
+
+
+def test_japanese_letters_read_as_others_are_marked_where_the_tokens_are_shown(scorer):
+    ex = scorer.explain("猫がマットの上に座った。", "マットの上に猫が座っている。")
+    assert "が→か" in ex.cand.display and "猫→[UNK]" in ex.cand.display  # が is read as か (accents stripped)
+    assert "が→か" in list(explain_table.token_table(ex, "candidate")["display"])
+    assert "が→か" in plots.heatmap_figure(ex).layout.yaxis.ticktext
+    labels = [t for tr in plots.alignment_figure(ex).data if tr.text is not None for t in tr.text]
+    assert "が→か" in labels
+    assert "1 token(s) changed by the tokenizer (が read as か)" in " ".join(ex.warnings)  # the typed letter
+    latin = scorer.explain("Café au lait.", "A coffee.")
+    assert "Café" in latin.cand.display  # Latin accents: the English model's own design, not marked
+
+
+# --- several references, one empty: corpus scoring (Compare, CLI) says it as Inspect does -------------------------
+def test_corpus_scoring_names_the_empty_reference_counting_from_one(scorer):
+    res = scorer.result(scorer.match(["The cat sat on the mat.", "It rained.", "Sun."],
+                                     [["", "A cat sat on the mat."], ["It rained all day.", "Rain."], ["", ""]]))
+    assert res.f1[0] > 0.5 and res.f1[2] == 0
+    among = next(w for w in res.warnings if "among several" in w)
+    assert among == ("1 empty reference(s) among several: P, R and F1 against them are 0; the scores shown are the "
+                     "maxima over the other references: candidate index 0 (reference 1).")
+    only = next(w for w in res.warnings if w.startswith("2 empty reference(s), scored 0"))
+    assert "candidate index 2 (reference 1), 2 (reference 2)" in only
+    single = scorer.result(scorer.match(["The cat sat."], [""]))
+    assert "1 empty reference(s), scored 0: candidate index 0." in single.warnings
+
+
+# --- the text's own language and script --------------------------------------------------------------------------
+def test_language_of_latin_script_text_by_hand():
+    assert language_of("Der Hund bellt die ganze Nacht, weil er nicht schlafen kann.") == "de"
+    assert language_of("Le chat est assis sur le tapis près de la porte.") == "fr"
+    assert language_of("El gato está sentado en la alfombra de la casa.") == "es"
+    assert language_of("The dog barked all night because it could not sleep.") == "en"
+    assert language_of("President Erdoğan received Ömer Koç and Ali Koç") is None  # names are not evidence
+    assert language_of("Guten Tag.") is None  # too few words to decide
+    assert mismatch("Кошка сидит на коврике у двери.", ("en",)) == "Cyrillic script"
+    assert mismatch("猫がマットの上に座った。", ("en",)) == "Hiragana, Han and Katakana script"  # most letters first
+    assert mismatch("Der Hund bellt die ganze Nacht, weil er nicht schlafen kann.", ("de",)) is None
+    assert mismatch("Кошка сидит на коврике у двери.", ("ru",)) is None
+    assert languages.model_languages(BUNDLED) == ("en",)
+    assert languages.model_languages(E5) is None and languages.model_languages("/some/local/model") is None
+
+
+@pytest.mark.parametrize("lp", PAIRS)
+def test_wmt16_sources_warn_with_the_english_model_and_not_with_the_multilingual_one(lp):
+    sources = _lines(f"DAseg-newstest2016.source.{lp}-en")
+    refs = _lines(f"DAseg-newstest2016.reference.{lp}-en")
+    report = dataset_languages([[r] for r in refs], {"source_as_output": sources}, BUNDLED)
+    flagged = sum(report.systems["source_as_output"].values())
+    assert flagged >= 0.5 * len(sources), report.systems  # most sentences are recognised (fi: 56%)
+    assert report.references == {}  # the English references: never
+    note = report.message()
+    assert note.startswith(f"Text outside the languages of {BUNDLED} (English only): outputs of every system: ")
+    assert E5 in note
+    assert dataset_languages([[s] for s in sources], {"s": sources}, E5).message() is None
+    kinds = report.systems["source_as_output"]
+    expected = "Cyrillic script" if lp == "ru" else f"{languages.NAMES[lp]} ({lp})"
+    assert max(kinds, key=kinds.get) == expected
+
+
+def test_no_english_text_in_data_is_taken_for_another_language():
+    files = [*WMT.glob("DAseg-newstest2016.reference.*"), *WMT.glob("DAseg-newstest2016.mt-system.*"),
+             *(DATA / "newstest2017-english").glob("*")]
+    texts = [t for f in files for t in f.read_text(encoding="utf-8").splitlines()]
+    assert len(texts) > 25_000
+    assert [t for t in texts if mismatch(t, ("en",))] == []
+
+
+def test_a_german_pair_warns_on_inspect_with_the_install_command(scorer, tmp_path):
+    de = _lines("DAseg-newstest2016.source.de-en")
+    cand, ref = de[2], de[0]
+    ex = scorer.explain(cand, ref)
+    warn = [w for w in ex.warnings if "outside the languages" in w]
+    assert warn == [pair_message([("the candidate", cand), ("the reference", ref)], BUNDLED)]
+    assert warn[0].startswith(f"The candidate and the reference look like German (de), outside the languages of "
+                              f"{BUNDLED} (English only)")
+    english = scorer.explain(*_lines("DAseg-newstest2016.reference.de-en")[:2])
+    assert not [w for w in english.warnings if "outside the languages" in w]
+    assert pair_message([("the candidate", cand)], E5) is None
+    # the suggestion: the install command when the model is not installed, else "choose it"
+    missing = multilingual_hint(BUNDLED, home=tmp_path)
+    assert missing.endswith("install it offline with: python -m bertscore_viz models install multilingual-e5-small")
+    entry = get_entry(E5)
+    home = tmp_path / "home"
+    (home / E5).mkdir(parents=True)
+    (home / E5 / "config.json").write_text("{}")
+    import json
+
+    from bertscore_viz.catalog import INSTALLED_MARKER
+
+    (home / E5 / INSTALLED_MARKER).write_text(json.dumps({"recipe_version": getattr(entry, "recipe_version", 1)}))
+    assert multilingual_hint(BUNDLED, home=home) == ("use a multilingual model: multilingual-e5-small is installed "
+                                                     "here (choose it as the model).")
+
+
+def test_cyrillic_and_mixed_references_name_the_reference(scorer):
+    ex = scorer.explain("The cat sat on the mat.", ["A cat sat on the mat.", "Der Hund bellt die ganze Nacht, "
+                                                    "weil er nicht schlafen kann."])
+    assert "Reference 2 looks like German (de)" in " ".join(ex.warnings)

@@ -148,6 +148,10 @@ def test_percentile_ci_uses_sacrebleus_indices():
     (("M17", "M0", 0.50, 0.532, 0.001), "M0 is better than M17 on F1: M0 − M17 = +0.0320 (p = 0.001)"),
     (("B", "A", 0.9, 0.8, 0.03, "F1", 0.05, "holm"),
      "B is better than A on F1: B − A = +0.1000 (p = 0.030, Holm-adjusted)"),
+    (("B", "A", 0.9, 0.8, 0.03, "F1", 0.05, "holm", 6),
+     "B is better than A on F1: B − A = +0.1000 (p = 0.030, Holm-adjusted over 6 comparisons)"),
+    (("B", "A", 0.9, 0.8, 0.03, "F1", 0.05, None, 6),
+     "B is better than A on F1: B − A = +0.1000 (p = 0.030, uncorrected, one of 6 comparisons)"),
     (("B", "A", 0.9, 0.8, 0.03, "F1", 0.01), "B and A are not significantly different on F1: B − A = +0.1000 "
                                               "(p = 0.030)"),
 ])
@@ -210,27 +214,61 @@ def test_analyse_orders_by_score_defaults_to_the_top_and_counts_comparisons(data
     assert res.systems[0] == "B" and res.baseline == "B"
     assert [i.system for i in res.intervals] == list(res.systems)
     assert res.n_baseline_comparisons == 2 and res.n_pairwise_comparisons == 3
-    assert "2 comparison(s) against the baseline and 3 pairwise" in res.comparisons_note()
+    assert "2 comparison(s) against the baseline, among the 3 pairwise comparison(s) of 3 systems" in \
+        res.comparisons_note()
     assert res.clusters[0].systems == ("B",) and res.standing("B").wins == 2
     for r in res.versus_baseline:
         assert r.sentence().startswith("B is better than")
         assert "B − " + r.system + " = +" in r.sentence()
 
 
-def test_holm_option_adjusts_each_family(data):
+def test_holm_adjusts_over_the_pairs_as_one_family(data):
     plain = analyse({"A": data["A"], "A noisy": data["A noisy"], "B": data["B"]}, baseline="A")
     holm_res = analyse({"A": data["A"], "A noisy": data["A noisy"], "B": data["B"]}, baseline="A",
                        correction="holm")
     np.testing.assert_allclose(holm_res.matrix_raw, plain.matrix)
     iu = np.triu_indices(3, 1)
     np.testing.assert_allclose(holm_res.matrix[iu], holm(plain.matrix[iu]))
-    raw = [r.p for r in plain.versus_baseline]
-    assert [r.p for r in holm_res.versus_baseline] == pytest.approx(list(holm(raw)))
-    assert [r.p_raw for r in holm_res.versus_baseline] == pytest.approx(raw)
-    assert all("Holm-adjusted" in r.sentence() for r in holm_res.versus_baseline)
-    assert "Holm's correction" in holm_res.comparisons_note()
+    # the tests against the baseline read the adjusted p of their pair: one p per pair
+    for r in holm_res.versus_baseline:
+        assert r.p == holm_res.pair(r.system, "A") and r.p_raw == plain.pair(r.system, "A")
+        assert r.family == 3 and "Holm-adjusted over 3 comparisons" in r.sentence()
+    assert all("uncorrected, one of 3 comparisons" in r.sentence() for r in plain.versus_baseline)
+    assert "Holm's correction over all 3 pairs as one family" in holm_res.comparisons_note()
+    assert holm_res.as_dict()["family"] == 3 and holm_res.as_dict()["versus_baseline"][0]["family"] == 3
     with pytest.raises(ValueError, match="Unknown correction"):
         analyse({"A": data["A"]}, correction="bonferroni")
+
+
+def _constructed_four():
+    """Four systems built so that Holm over the 3 tests against the best and Holm over the 6 pairs disagree on
+    best vs 2nd (an analysis that corrected the two families separately said "significant" in one place and
+    "not significant" in the other for the same pair)."""
+    rng = np.random.default_rng(3)
+    base = rng.uniform(0.5, 0.9, 60)
+    return {"best": base + 0.025 + rng.normal(0, 0.05, 60), "second": base + rng.normal(0, 0.05, 60),
+            "third": base - 0.002 + rng.normal(0, 0.05, 60), "fourth": base - 0.2 + rng.normal(0, 0.01, 60)}
+
+
+def test_best_vs_second_reads_the_same_in_every_place_with_holm():
+    scores = _constructed_four()
+    raw = analyse(scores)
+    p_raw = raw.pair("best", "second")
+    three = holm([raw.pair("best", s) for s in ("second", "third", "fourth")])[0]
+    iu = np.triu_indices(4, 1)
+    six = holm(raw.matrix[iu])[list(zip(*iu)).index((0, 1))]
+    assert raw.systems[:2] == ("best", "second") and three < 0.05 <= six, (p_raw, three, six)  # the premise
+    res = analyse(scores, correction="holm")
+    r = next(x for x in res.versus_baseline if x.system == "second")
+    assert r.p == res.pair("best", "second") == pytest.approx(six)
+    assert not r.significant() and "not significantly different" in r.sentence()
+    assert res.p_text("best", "second") == f"p = {six:.3f}, Holm-adjusted over 6 comparisons"
+    rebased = res.rebase("third")
+    assert rebased.baseline == "third" and rebased.pair("best", "second") == res.pair("best", "second")
+    assert next(x for x in rebased.versus_baseline if x.system == "best").p == res.pair("best", "third")
+    fresh = analyse(scores, baseline="third", correction="holm")
+    assert [(x.system, x.p, x.p_one_sided) for x in rebased.versus_baseline] == \
+        [(x.system, x.p, x.p_one_sided) for x in fresh.versus_baseline]
 
 
 def test_unequal_lengths_and_unknown_baseline_are_errors():

@@ -1,5 +1,7 @@
 """PNG/SVG/PDF of the heatmap and the alignment with matplotlib, the ``show`` command's static outputs, and the
-HTML download: titled, with the texts, and a light variant that loads plotly.js from the CDN."""
+HTML download: titled, with the texts, and a light variant that loads plotly.js from the CDN. User text is drawn as
+typed (no maths), merged words label the axes, characters the default font lacks get an installed font that has
+them or a note in the figure, and ``show -o`` writes atomically."""
 
 import subprocess
 import sys
@@ -50,3 +52,82 @@ def test_show_writes_static_images_without_kaleido(tmp_path, suffix, magic):
                            "A cat sat.", "-o", str(out)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert out.read_bytes().startswith(magic)
+
+
+# --- user text drawn as typed; merged words; fonts ------------------------------------------------------------------
+@pytest.fixture
+def drawn(monkeypatch):
+    """The matplotlib figures the functions save, for a look at their texts."""
+    from matplotlib.figure import Figure
+
+    figures = []
+    original = Figure.savefig
+    monkeypatch.setattr(Figure, "savefig", lambda self, *a, **k: (figures.append(self), original(self, *a, **k))[1])
+    return figures
+
+
+def _texts(fig) -> list:
+    ax = fig.axes[0]
+    return list(ax.get_xticklabels()) + list(ax.get_yticklabels()) + list(ax.texts) + [ax.title]
+
+
+@pytest.mark.parametrize("image", [static_figures.heatmap_image, static_figures.alignment_image])
+def test_dollar_signs_are_drawn_as_typed_not_as_maths(scorer, drawn, image):
+    pair = scorer.explain("It costs $^$ or $x$ dollars.", "The price is $x$.")
+    assert image(pair, "png")[:4] == b"\x89PNG"  # `$^$` made matplotlib raise before: the download failed
+    texts = _texts(drawn[-1])
+    assert "$x$" in "".join(t.get_text() for t in texts)
+    assert all(not t.get_parse_math() for t in texts if "$" in t.get_text())
+
+
+def test_merged_word_pieces_label_the_static_figures_with_words(scorer, drawn):
+    pair = scorer.explain("The players were playing unbelievably.", "Players played incredibly well.")
+    static_figures.heatmap_image(pair, "png")
+    pieces = [t.get_text() for t in drawn[-1].axes[0].get_yticklabels()]
+    static_figures.heatmap_image(pair, "png", merge_words=True)
+    words = [t.get_text() for t in drawn[-1].axes[0].get_yticklabels()]
+    assert "unbelievably" not in pieces and "unbelievably" in words and len(words) < len(pieces)
+    static_figures.alignment_image(pair, "png", merge_words=True)
+    assert "unbelievably" in [t.get_text() for t in drawn[-1].axes[0].texts]
+
+
+def test_fallback_fonts_are_chosen_for_the_characters_the_default_lacks():
+    latin = frozenset(map(ord, "abcdefghijklmnopqrstuvwxyz"))
+    fonts = [("Latin Extra", frozenset(map(ord, "é"))), ("Noto Sans CJK JP", frozenset(map(ord, "猫が"))),
+             ("Another CJK", frozenset(map(ord, "猫がマ")))]
+    assert static_figures.choose_fonts(set("cat 猫がマ"), latin, fonts) == (["Noto Sans CJK JP", "Another CJK"], set())
+    assert static_figures.choose_fonts(set("cat"), latin, fonts) == ([], set())
+    assert static_figures.choose_fonts(set("猫🍕"), latin, fonts) == (["Noto Sans CJK JP"], {"🍕"})
+
+
+def test_a_japanese_pair_uses_a_cjk_font_or_says_none_is_installed(scorer, drawn):
+    pair = scorer.explain("猫がマットの上に座った。", "マットの上に猫が座っている。")
+    static_figures.heatmap_image(pair, "png")
+    families, missing = static_figures._font_plan(["猫"])
+    title = drawn[-1].axes[0].title.get_text()
+    if missing:  # this machine (Debian without fonts-noto-cjk): the figure says so instead of unexplained boxes
+        assert "No installed font has" in title and "fonts-noto-cjk" in title and "Han" in title
+    else:
+        assert len(families) > 1 and "No installed font" not in title
+        label = drawn[-1].axes[0].get_yticklabels()[0]
+        assert label.get_fontfamily()[1:] == families[1:]
+
+
+@pytest.mark.parametrize("suffix", ["png", "html"])
+def test_show_writes_atomically(tmp_path, monkeypatch, suffix):
+    """Interrupted at the last moment (the rename), ``show -o`` leaves the earlier file as it was and no
+    temporary file (write_text/write_bytes would have replaced it half-written)."""
+    from bertscore_viz import cli, fileio
+
+    out = tmp_path / f"pair.{suffix}"
+    out.write_bytes(b"an earlier figure")
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(fileio.os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        plots.run_show_cli(cli.build_parser().parse_args(["show", "-c", "The cat sat.", "-r", "A cat sat.", "-o",
+                                                          str(out)]))
+    assert out.read_bytes() == b"an earlier figure" and [p.name for p in tmp_path.iterdir()] == [out.name]
+    assert not hasattr(plots, "write_figure") and not hasattr(plots, "figure_png")  # no kaleido code left
