@@ -128,15 +128,16 @@ def measure(scorer, candidates: list[str], references: list[str], layer: int, wh
             "cached_bytes": cache.nbytes / sentences, "sentences": sentences}
 
 
-def compare(scorer, candidates, references, layer: int, rounds: int) -> dict:
-    """Before and after, alternating (before first in even rounds); medians over rounds."""
+def compare(scorer, candidates, references, layer: int, rounds: int, stat=statistics.median) -> dict:
+    """Before and after, alternating (before first in even rounds); medians over rounds (``stat=min``: the best
+    round of each, which other processes on the machine disturb least)."""
     runs = {"before": [], "after": []}
     for r in range(rounds):
         for which in (("before", "after") if r % 2 == 0 else ("after", "before")):
             runs[which].append(measure(scorer, candidates, references, layer, which))
     out = {}
     for which, recs in runs.items():
-        out[which] = {k: statistics.median(x[k] for x in recs) for k in recs[0]}
+        out[which] = {k: stat(x[k] for x in recs) for k in recs[0]}
     return out
 
 

@@ -84,6 +84,31 @@ def test_padding_aware_batches_have_more_real_cells_on_real_data():
     old = [(a, min(a + 64, len(lengths))) for a in range(0, len(lengths), 64)]  # 64 per batch, as before
     new = plan_batches(lengths, 64, 4096)
     assert real_fraction(new) > real_fraction(old) + 0.05 and real_fraction(new) > 0.93
+    assert enc.close_batches_early  # the bundled model (hidden 384) on a CPU uses it
+
+
+def test_wide_models_fill_their_batches(large):
+    """Early closing only for small models on a CPU: a roberta-large-shaped model's batches are filled (its smaller
+    batches measured slower than the padding they saved), and its scores do not depend on the batching."""
+    enc = large.encoder
+    assert enc.hidden_size == HIDDEN and not enc.close_batches_early
+    cands, refs = wmt_pairs(12)
+    sizes = []
+    real_forward = enc._forward
+    enc._forward = lambda ids, layers: sizes.append(len(ids)) or real_forward(ids, layers)
+    try:
+        enc.cache.clear()
+        filled = large.score(cands, refs)
+    finally:
+        del enc._forward
+    assert sizes == [len({t.ids.tobytes() for t in enc.encode(cands + refs)})]  # one batch of every sentence
+    enc.close_batches_early = True
+    try:
+        enc.cache.clear()
+        closed = large.score(cands, refs)
+    finally:
+        enc.close_batches_early = False
+    np.testing.assert_allclose(closed.f1, filled.f1, atol=1e-6)
 
 
 # --- a large model: no warm-up pass, one layer kept -----------------------------------------------------------------
@@ -142,16 +167,20 @@ def test_same_maxima_as_the_old_all_layers_path(large):
         np.testing.assert_allclose(stats.ref_best[p], old_r[p], atol=1e-6)
 
 
-def test_old_path_keeps_18_layers_where_the_new_keeps_one(large, one_thread):
-    """The host-side work's cause, deterministically: the old path stacked and cached layers 0..17 per sentence, the
-    new one keeps layer 17 only. (The host time itself, 11-15x lower on a quiet machine, is a timing and belongs to
-    ``python bench/bench_host.py``; a timed assertion here failed whenever other processes loaded the CPU.)"""
+def test_host_side_work_per_sentence_is_at_least_5x_lower(large, one_thread):
+    """CPU time of this thread outside the model's forward pass, old path against new, alternating, 5 rounds, the
+    best round of each. (CPU time of the thread, not wall time, and the best round, so that other processes on the
+    machine change it little: with the median of 3 rounds a heavily loaded machine measured 4.2x once; on a quiet
+    one it is 11-15x. The figures themselves come from ``python bench/bench_host.py``.)
+
+    16 pairs (32 sentences): with 4 pairs the per-call overhead that does not depend on the layers (tokenizer
+    lookups, Python) weighs so much that the ratio ranged from 3x to 7x between runs."""
     cands, refs = wmt_pairs(16)
     large.match(cands[:1], refs[:1])  # warm up the view at this depth
-    res = compare(large, cands, refs, LAYER, rounds=1)
+    res = compare(large, cands, refs, LAYER, rounds=5, stat=min)
     before, after = res["before"], res["after"]
     assert after["cached_bytes"] * 18 == pytest.approx(before["cached_bytes"])  # 1 layer against 0..17
-    assert before["host_ms"] > 0 and after["host_ms"] > 0, res
+    assert before["host_ms"] >= 5 * after["host_ms"], res
 
 
 #: docs/SEMANTICS.md's values to check by hand: layer 4, no idf, bundled model (P, R, F per pair, 6 decimals).
