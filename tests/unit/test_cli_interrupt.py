@@ -15,6 +15,13 @@ ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "data" / "newstest2017-english" / "newstest2017-deen-ref.en"
 
 
+def _default_sigint() -> None:
+    """In the child: SIGINT handled as in a terminal. A shell starts background jobs with SIGINT ignored, the
+    ignoring is inherited, and a Python started that way never turns Ctrl-C into KeyboardInterrupt; a test suite
+    run in the background (as CI may run it) would then see the CLI finish instead of being interrupted."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_sigint_exits_cleanly_without_a_partial_file(tmp_path):
     out = tmp_path / "out.tsv"
     out.write_text("an earlier file\n")
@@ -23,7 +30,7 @@ def test_sigint_exits_cleanly_without_a_partial_file(tmp_path):
     with open(err_path, "w") as err:
         proc = subprocess.Popen([sys.executable, "-m", "bertscore_viz", "baseline", "--corpus", str(CORPUS),
                                  "--pairs", "20000", "-o", str(out)], cwd=ROOT, env=env,
-                                stdout=subprocess.DEVNULL, stderr=err)
+                                stdout=subprocess.DEVNULL, stderr=err, preexec_fn=_default_sigint)
         deadline = time.time() + 120
         try:
             while "scoring pairs" not in err_path.read_text() or err_path.read_text().endswith("pairs 0/20000"):
