@@ -172,8 +172,9 @@ def upload_limit_bytes(own_limit: int | None = None) -> int:
 
 def upload_widget_mb(own_limit: int | None = None) -> int:
     """``max_upload_size`` (whole MB, at least 1) for ``st.file_uploader``: the browser refuses larger files at
-    once; :func:`count_upload` enforces the exact limit when it is not a whole number of MB."""
-    return max(1, upload_limit_bytes(own_limit) // 2**20)
+    once. Rounded up, so that a limit that is not a whole number of MB (19.43) does not refuse files under it;
+    :func:`count_upload` enforces the exact limit."""
+    return max(1, -(-upload_limit_bytes(own_limit) // 2**20))
 
 
 def upload_help(own_limit: int | None = None, rows: bool = False) -> str:

@@ -124,6 +124,11 @@ def test_every_uploader_states_and_applies_the_operators_limits(with_policy):
     with_policy(upload_mb=cap + 70)  # above Streamlit's cap: the widgets say (and use) the cap, which applies
     at = _app("compare.py")
     assert next(iter(_uploaders(at).values())).max_upload_size_mb == cap
+    # a limit that is not a whole number of MB: the widget rounds up (it used to round 19.43 down to 19, and the
+    # browser refused a 19.42 MB file the operator allowed); the exact limit is applied when the file is read
+    with_policy(upload_mb=19.43)
+    at = _app("compare.py")
+    assert next(iter(_uploaders(at).values())).max_upload_size_mb == 20
 
 
 def test_baselines_page_uploads_count_towards_the_limits(with_policy):
