@@ -134,7 +134,7 @@ def precision_recall_f1(cand_best: torch.Tensor, ref_best: torch.Tensor, cand_we
 def bertscore(cand: torch.Tensor, cand_mask: torch.Tensor, cand_weights: torch.Tensor, ref: torch.Tensor,
               ref_mask: torch.Tensor, ref_weights: torch.Tensor, *, normalized: bool = True,
               temperature: float | None = None, cand_empty: torch.Tensor | None = None,
-              ref_empty: torch.Tensor | None = None, return_maxima: bool = False):
+              ref_empty: torch.Tensor | None = None, return_maxima: bool = False, safe: bool = True):
     """BERTScore of a batch of (candidate, reference) pairs from padded token vectors.
 
     Args:
@@ -155,7 +155,7 @@ def bertscore(cand: torch.Tensor, cand_mask: torch.Tensor, cand_weights: torch.T
         ref = normalize(ref, eps=1e-12)
     sim = similarity(cand, ref)
     cand_best, ref_best = greedy_maxima(sim, cand_mask, ref_mask, temperature)
-    p, r, f = precision_recall_f1(cand_best, ref_best, cand_weights, ref_weights, cand_empty, ref_empty)
+    p, r, f = precision_recall_f1(cand_best, ref_best, cand_weights, ref_weights, cand_empty, ref_empty, safe)
     if return_maxima:
         return (p, r, f), (cand_best, ref_best)
     return p, r, f
