@@ -427,6 +427,8 @@ def write_baseline(result: BaselineResult, output: str | Path) -> tuple[Path, Pa
 
 def run_baseline_cli(args) -> int:
     """``python -m bertscore_viz baseline --corpus FILE -m MODEL --lang LANG [--pairs N] [--seed S] -o OUT.tsv``."""
+    from .progress import progress_bar
+
     max_words = getattr(args, "max_words", DEFAULT_MAX_WORDS)
     if args.pairs is not None and args.pairs < 1:
         raise InputError(f"--pairs must be at least 1, got {args.pairs}.")
@@ -435,19 +437,16 @@ def run_baseline_cli(args) -> int:
           f"{corpus.lines_read} lines",
           file=sys.stderr)
 
-    def progress(done: int, total: int) -> None:
-        print(f"\rscoring pairs {done}/{total}", end="", file=sys.stderr, flush=True)
-
     run_blocks = None
     if getattr(args, "ray", None) is not None:  # --ray [ADDRESS]: blocks scored by a Ray actor pool
         from .distributed import ray_block_runner
 
         run_blocks = ray_block_runner(address=args.ray, workers=args.workers, model=args.model,
                                       batch_size=args.batch_size, device=args.device)
-    result = compute_baseline(corpus, model=args.model, lang=args.lang, n_pairs=args.pairs, seed=args.seed,
-                              max_words=max_words, batch_size=args.batch_size, device=args.device,
-                              progress=progress, run_blocks=run_blocks)
-    print(file=sys.stderr)
+    with progress_bar("scoring pairs", "pairs") as progress:
+        result = compute_baseline(corpus, model=args.model, lang=args.lang, n_pairs=args.pairs, seed=args.seed,
+                                  max_words=max_words, batch_size=args.batch_size, device=args.device,
+                                  progress=progress, run_blocks=run_blocks)
     out, prov = write_baseline(result, args.output)
     print(result.tsv(), end="")
     print(f"wrote {out} and {prov} ({result.provenance['pairs']} pairs, seed {args.seed}, "

@@ -181,6 +181,7 @@ def _inputs(args) -> tuple[list[str], list[list[str]]]:
 def run_score(args) -> int:
     import warnings
 
+    from .progress import progress_bar
     from .scorer import BertScoreWarning, Scorer
 
     if args.ray is not None:
@@ -192,14 +193,9 @@ def run_score(args) -> int:
                     lang=args.lang, baseline_path=args.baseline_path, batch_size=args.batch_size,
                     device=args.device, precision=args.precision)
 
-    def progress(done: int, total: int) -> None:
-        print(f"\rembedding {done}/{total} sentences", end="", file=sys.stderr, flush=True)
-
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), progress_bar("embedding", "sentences") as progress:
         warnings.simplefilter("ignore", BertScoreWarning)  # printed once below, as "Warning: ..."
         res = scorer.score(cands, refs, progress=progress if args.verbose else None)
-    if args.verbose:
-        print(file=sys.stderr)
     for w in res.warnings:
         print(f"Warning: {w}", file=sys.stderr)
     if args.json:

@@ -409,28 +409,30 @@ def run_models_cli(args) -> int:
         print(path)
         return 0 if state == "available" else 1
 
-    last = {"stage": None}
+    from .progress import ProgressBar, progress_bar
+
+    bar: ProgressBar | None = None  # the current stage's: one line per stage, the assembled archive in MB
 
     def progress(stage: str, done: int, total: int) -> None:
-        if stage != last["stage"] and last["stage"] is not None:
-            print(file=sys.stderr)
-        last["stage"] = stage
-        if stage == "assemble":
-            if done == total or done // (16 * 2**20) != last.get("mb"):
-                last["mb"] = done // (16 * 2**20)
-                print(f"\r{stage}: {done / 2**20:.0f}/{total / 2**20:.0f} MB", end="", file=sys.stderr, flush=True)
-        elif stage == "installed":
-            pass
-        else:
-            print(f"\r{stage}: {done}/{total}", end="", file=sys.stderr, flush=True)
+        nonlocal bar
+        if stage == "installed":
+            return
+        if bar is None or bar.what != stage:
+            if bar is not None:
+                bar.close()
+            bar = progress_bar(stage, scale_bytes=stage == "assemble")
+        bar(done, total)
 
     state, why = install_state(entry)
     if state == "stale":
         print(f"{entry.name} needs reinstalling: {why}.", file=sys.stderr)
     already = state == "installed"
-    path = install(entry, from_dir=args.from_dir, index_url=getattr(args, "index_url", None), progress=progress,
-                   keep_wheels=bool(getattr(args, "keep_wheels", False)))
-    print(file=sys.stderr)
+    try:
+        path = install(entry, from_dir=args.from_dir, index_url=getattr(args, "index_url", None), progress=progress,
+                       keep_wheels=bool(getattr(args, "keep_wheels", False)))
+    finally:
+        if bar is not None:
+            bar.close()
     print(f"{entry.name} {'was already' if already else 'is now'} installed at {path}")
     print(f"Use it with -m {entry.name} (CLI), model={entry.name!r} (API) or the app's model picker.")
     return 0

@@ -286,12 +286,11 @@ def write_table(table: LayerTable, output: str | Path) -> list[Path]:
 
 def run_tune_layers_cli(args) -> int:
     """``python -m bertscore_viz tune-layers --data DIR -m MODEL [--idf] [--no-bleu] [-o OUT.tsv]``."""
-    def progress(done: int, total: int) -> None:
-        print(f"\rscoring segments {done}/{total}", end="", file=sys.stderr, flush=True)
+    from .progress import progress_bar
 
-    table = tune_layers(args.data, model=args.model, idf=args.idf, bleu=not args.no_bleu,
-                        batch_size=args.batch_size, device=args.device, progress=progress)
-    print(file=sys.stderr)
+    with progress_bar("scoring segments", "segments") as progress:
+        table = tune_layers(args.data, model=args.model, idf=args.idf, bleu=not args.no_bleu,
+                            batch_size=args.batch_size, device=args.device, progress=progress)
     print(table.to_markdown(), end="")
     print(f"best layer (average Pearson): {table.best_layer} ({table.average(table.best_layer):.4f})")
     if args.output:
