@@ -40,6 +40,8 @@ import zipfile
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
+from filelock import FileLock, Timeout
+
 from .catalog import INSTALLED_MARKER, CatalogEntry, Part, get_entry, install_state, installed_path, models_home
 from .errors import ModelError
 
@@ -170,23 +172,22 @@ def fetch_parts(entry: CatalogEntry, home: Path, from_dir: Path | None = None, i
 
 @contextlib.contextmanager
 def _install_lock(home: Path, progress: ProgressFn) -> Iterator[bool]:
-    """Hold ``<home>/.install.lock`` (waiting for another install to finish); yields whether a lock is held
-    (False where ``fcntl`` does not exist)."""
+    """Hold ``<home>/.install.lock`` (waiting for another install to finish, and saying so through ``progress``);
+    yields whether a lock is held (False only where the file system cannot lock files and filelock says so)."""
+    lock = FileLock(str(home / LOCK_NAME))
     try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            progress("waiting for another install", 0, 1)
+            lock.acquire()
+    except NotImplementedError:  # pragma: no cover - a file system without flock (older filelock versions)
         yield False
         return
-    with open(home / LOCK_NAME, "a+") as fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            progress("waiting for another install", 0, 1)
-            fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield True
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+    try:
+        yield True
+    finally:
+        lock.release()
 
 
 def clean_stale_tmp(home: Path, locked: bool) -> list[str]:
