@@ -34,6 +34,7 @@ from .baseline import BaselineTable, parse_baseline
 from .errors import InputError
 from .fileio import atomic_write_text
 from .models import resolve_model
+from .versions import package_version
 
 #: Largest default number of pairs.
 MAX_DEFAULT_PAIRS = 100_000
@@ -335,9 +336,6 @@ def compute_baseline(corpus: CorpusLines, model=None, lang: str = "en", n_pairs:
     Raises:
         InputError: fewer than two usable sentences, or a bad number of pairs.
     """
-    import torch
-    import transformers
-
     from . import __version__
     from .catalog import model_source_record
     from .scorer import Scorer
@@ -407,8 +405,8 @@ def compute_baseline(corpus: CorpusLines, model=None, lang: str = "en", n_pairs:
         "stderr": {"P": stderr[:, 0].tolist(), "R": stderr[:, 1].tolist(), "F": stderr[:, 2].tolist()},
         "date": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
         "bertscore_viz_version": __version__,
-        "transformers_version": transformers.__version__,
-        "torch_version": torch.__version__.split("+")[0],
+        "transformers_version": package_version("transformers"),
+        "torch_version": package_version("torch"),
         "precision": scorer.precision,
     }
     return BaselineResult(means, stderr, provenance)

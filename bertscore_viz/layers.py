@@ -26,6 +26,7 @@ import numpy as np
 
 from .errors import InputError
 from .fileio import atomic_write_text
+from .versions import package_version
 
 PREFIX = "DAseg-newstest2016"
 BLEU_ROW = "sentBLEU"
@@ -250,9 +251,6 @@ def tune_layers(data: str | Path | list[DASet], model=None, idf: bool = False, b
 
 def _provenance(sets: list[DASet], scorer, idf: bool, bleu: bool) -> dict:
     """What :func:`tune_layers` records about a run (no path of this machine beyond the data paths as given)."""
-    import torch
-    import transformers
-
     from . import __version__
     from .catalog import model_source_record
 
@@ -267,8 +265,8 @@ def _provenance(sets: list[DASet], scorer, idf: bool, bleu: bool) -> dict:
         "sentence_bleu": bleu,
         "date": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
         "bertscore_viz_version": __version__,
-        "transformers_version": transformers.__version__,
-        "torch_version": torch.__version__.split("+")[0],
+        "transformers_version": package_version("transformers"),
+        "torch_version": package_version("torch"),
         "precision": scorer.precision,
     }
 
