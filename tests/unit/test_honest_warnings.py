@@ -142,6 +142,7 @@ def test_wmt16_sources_warn_with_the_english_model_and_not_with_the_multilingual
     assert max(kinds, key=kinds.get) == expected
 
 
+@pytest.mark.slow
 def test_no_english_text_in_data_is_taken_for_another_language():
     files = [*WMT.glob("DAseg-newstest2016.reference.*"), *WMT.glob("DAseg-newstest2016.mt-system.*"),
              *(DATA / "newstest2017-english").glob("*")]

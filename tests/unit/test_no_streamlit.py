@@ -7,6 +7,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 SCRIPT = textwrap.dedent(
@@ -44,6 +46,7 @@ SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_engine_imports_and_scores_without_streamlit():
     proc = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -56,6 +59,7 @@ def test_engine_imports_and_scores_without_streamlit():
             "bertscore_viz.similarity"} <= imported
 
 
+@pytest.mark.slow
 def test_command_line_runs_without_streamlit():
     script = SCRIPT.split("import bertscore_viz\n")[0] + textwrap.dedent(
         """

@@ -82,6 +82,7 @@ def _results_parquet(path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_app_and_pages_run_without_ray(tmp_path):
     """The app, every page, and the Compare page reading a results file: no exception, Ray never imported."""
     scores = _results_parquet(tmp_path / "scores.parquet")

@@ -45,6 +45,7 @@ def test_html_is_titled_with_the_texts_and_a_light_variant(scorer):
     assert len(full) > 3_000_000 and len(light) < 200_000 and "cdn.plot.ly" in light
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suffix, magic", [("png", b"\x89PNG"), ("svg", b"<?xml")])
 def test_show_writes_static_images_without_kaleido(tmp_path, suffix, magic):
     out = tmp_path / f"pair.{suffix}"
