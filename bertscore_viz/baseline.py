@@ -58,13 +58,22 @@ class BaselineTable:
     Attributes:
         values: ``(n_layers, 3)`` float64, the P, R and F baselines of layers 0..n-1.
         source: where it came from (a path, or a description).
+        layers: the layer of each row when the table holds only some layers (e.g. the one layer a results file
+            was rescaled at); None: rows are layers 0..n-1, as in a baseline file.
     """
 
     values: np.ndarray
     source: str
+    layers: tuple[int, ...] | None = None
 
     def for_layer(self, layer: int, model: str = "?") -> np.ndarray:
         """``(3,)`` P/R/F baselines of one layer."""
+        if self.layers is not None:
+            if layer not in self.layers:
+                raise BaselineError(f"The baseline {self.source} has rows for layer(s) "
+                                    f"{', '.join(map(str, self.layers))} only, but layer {layer} of {model} was asked "
+                                    "for.")
+            return np.asarray(self.values[self.layers.index(layer)], dtype=np.float64).copy()
         if not 0 <= layer < len(self.values):
             raise BaselineError(
                 f"The baseline {self.source} has rows for layers 0 to {len(self.values) - 1}, but layer {layer} "

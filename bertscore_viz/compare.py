@@ -1,16 +1,19 @@
 """Scoring several systems on one test set, and the tables behind the Compare page (pure, no Streamlit).
 
-The model runs once: every system's outputs go into ONE :meth:`Scorer.match` call with ``layers="all"``, so each
-reference (and each output two systems share) is embedded once, and the maxima of every layer are kept. Then
-:func:`results_for` turns them into one :class:`ScoreResult` per system for any layer, idf or rescaling
-setting without a model pass. idf, when on, comes from the references of the uploaded set (the same for every
-system, exactly as when each system is scored on its own).
+The model runs once per layer asked for: every system's outputs go into ONE :meth:`Scorer.match` call, so each
+reference (and each output two systems share) is embedded once. Only each pair's raw P/R/F is kept, without and
+with idf (``keep="scores"``: computed on the device, a few numbers per pair), so :func:`results_for` gives one
+:class:`ScoreResult` per system for the idf and rescaling settings without a model pass, and memory does not grow
+with the texts' lengths. Another layer is one more pass (:func:`add_layers`); a drill-down explains its one pair
+again. idf comes from the references of the uploaded set (the same for every system, exactly as when each system
+is scored on its own).
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -27,57 +30,71 @@ LENGTH_BUCKETS = ((1, 10), (11, 20), (21, 30), (31, 45), (46, 70), (71, None))
 
 @dataclass(frozen=True)
 class ComparisonStats:
-    """The model pass for a dataset: one :class:`MatchStats` per system (views of one shared match).
+    """The model pass(es) for a dataset: every system's pairs, system-major, as one :class:`MatchStats` that keeps
+    each pair's P/R/F per computed layer, without and with idf.
 
     Attributes:
-        systems: names in file order; per_system: their match statistics, aligned with the dataset's segments.
-        layers: the layers computed (all of the model's).
+        systems: names in file order; pairs: the statistics of all of them (system ``k`` is candidates
+            ``k * n_segments`` to ``(k + 1) * n_segments``); n_segments: segments per system.
     """
 
     systems: tuple[str, ...]
-    per_system: tuple[MatchStats, ...]
-    layers: tuple[int, ...]
+    pairs: MatchStats
     n_segments: int
+
+    @property
+    def layers(self) -> tuple[int, ...]:
+        """The layers computed."""
+        return self.pairs.layers
+
+    @functools.cached_property
+    def per_system(self) -> tuple[MatchStats, ...]:
+        """One :class:`MatchStats` per system, aligned with the dataset's segments (views, no copies)."""
+        n = self.n_segments
+        return tuple(self.pairs.select(i * n, (i + 1) * n) for i in range(len(self.systems)))
 
     def stats(self, system: str) -> MatchStats:
         return self.per_system[self.systems.index(system)]
 
 
-def _slice(stats: MatchStats, first: int, last: int) -> MatchStats:
-    """The candidates ``first:last`` of ``stats`` with their pairs, as a MatchStats of its own (no copies)."""
-    p0, p1 = stats.groups[first][0], stats.groups[last - 1][1]
-    return replace(stats,
-                   candidates=stats.candidates[first:last],
-                   references=stats.references[p0:p1],
-                   pair_candidate=stats.pair_candidate[p0:p1] - first,
-                   groups=tuple((a - p0, b - p0) for a, b in stats.groups[first:last]),
-                   cand_ids=stats.cand_ids[first:last],
-                   ref_ids=stats.ref_ids[p0:p1],
-                   cand_truncated=stats.cand_truncated[first:last],
-                   ref_truncated=stats.ref_truncated[p0:p1],
-                   cand_best=stats.cand_best[p0:p1],
-                   ref_best=stats.ref_best[p0:p1])
-
-
-def score_dataset(scorer: Scorer, dataset: Dataset,
-                  progress: Callable[[int, int], None] | None = None) -> ComparisonStats:
-    """Embed and match every system's outputs against the references, all layers, in one model pass.
-
-    Args:
-        scorer: any Scorer of the model (its layer, idf and rescaling do not matter here).
-        dataset: from :func:`bertscore_viz.upload.parse_upload`; must be ``ok``.
-        progress: ``progress(done, total)`` in distinct sentences embedded.
-    """
+def _flat_pairs(dataset: Dataset) -> tuple[tuple[str, ...], list[str], list[list[str]]]:
     names = tuple(dataset.systems)
-    n = dataset.n_segments
     candidates: list[str] = []
     references: list[list[str]] = []
     for name in names:
         candidates.extend(dataset.systems[name])
         references.extend(dataset.references)
-    stats = scorer.match(candidates, references, layers="all", progress=progress)
-    per_system = tuple(_slice(stats, i * n, (i + 1) * n) for i in range(len(names)))
-    return ComparisonStats(names, per_system, stats.layers, n)
+    return names, candidates, references
+
+
+def score_dataset(scorer: Scorer, dataset: Dataset, progress: Callable[[int, int], None] | None = None,
+                  layers: Sequence[int] | str | None = None) -> ComparisonStats:
+    """Embed and match every system's outputs against the references in one model pass, keeping each pair's P/R/F
+    at ``layers`` (default: the scorer's layer; ``"all"``: every layer), without and with idf.
+
+    Args:
+        scorer: a Scorer of the model (its layer is the default; its idf and rescaling do not matter here).
+        dataset: from :func:`bertscore_viz.upload.parse_upload`; must be ``ok``.
+        progress: ``progress(done, total)`` in distinct sentences embedded.
+        layers: the layers to compute.
+    """
+    names, candidates, references = _flat_pairs(dataset)
+    idf = scorer.idf_weights([r for group in dataset.references for r in group])
+    stats = scorer.match(candidates, references, layers=layers if layers is not None else (scorer.layer,),
+                         progress=progress, keep="scores", idf_weights=idf)
+    return ComparisonStats(names, stats, dataset.n_segments)
+
+
+def add_layers(scorer: Scorer, dataset: Dataset, cstats: ComparisonStats, layers: Sequence[int],
+               progress: Callable[[int, int], None] | None = None) -> ComparisonStats:
+    """``cstats`` with the pairs' P/R/F at more layers (one model pass, the same idf weights)."""
+    todo = [int(x) for x in layers if int(x) not in cstats.layers]
+    if not todo:
+        return cstats
+    _, candidates, references = _flat_pairs(dataset)
+    more = scorer.match(candidates, references, layers=todo, progress=progress, keep="scores",
+                        idf_weights=cstats.pairs.table_idf)
+    return replace(cstats, pairs=cstats.pairs.with_table(more))
 
 
 @dataclass(frozen=True)

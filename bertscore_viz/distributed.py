@@ -44,9 +44,8 @@ import json
 import math
 import os
 import sys
-import threading
 import time
-from collections import Counter, OrderedDict
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sequence
@@ -56,6 +55,7 @@ import numpy as np
 
 from . import upload
 from .errors import BaselineError, BertScoreVizError, InputError, ModelError
+from .progress import progress_bar
 from .scorer import Scorer
 
 ProgressFn = Callable[[int, int], None]
@@ -348,19 +348,6 @@ def mapping_from_args(reference: Sequence[str] | None = None, candidate: str | N
 
 
 # --- workers ------------------------------------------------------------------------------------------------------
-class _BroadcastIdfScorer(Scorer):
-    """A Scorer whose idf is given (computed over the whole corpus), never taken from each call's references."""
-
-    def __init__(self, idf_weights=None, idf: bool = False, **kwargs):
-        super().__init__(idf=idf or idf_weights is not None, **kwargs)
-        self._broadcast_idf = idf_weights
-
-    def idf_weights(self, references):
-        if self._broadcast_idf is None:
-            raise RuntimeError("idf is on and the corpus weights have not reached this worker")
-        return self._broadcast_idf
-
-
 def _setup_worker(threads: int | None, cache_mb: float | None):
     import torch
 
@@ -442,7 +429,7 @@ def score_block(scorer: Scorer, systems: dict[str, list[str]], references: list[
         for name in names:
             cands.append(systems[name][i])
             refs.append(group)
-    stats = scorer.match(cands, refs)
+    stats = scorer.match(cands, refs, keep="scores")
     res = scorer.result(stats, baseline=None)
     raw = np.stack([res.raw_precision, res.raw_recall, res.raw_f1], axis=1).astype(np.float64)
     return {"raw": raw, "best": np.asarray(res.best_reference[:, 2], dtype=np.int64), "notes": pair_notes(stats, raw)}
@@ -454,8 +441,9 @@ class _BlockScorer:
     def __init__(self, scorer_kwargs: dict, idf: bool = False, threads: int | None = None,
                  cache_mb: float | None = DEFAULT_WORKER_CACHE_MB, fail_once: str | None = None):
         _setup_worker(threads, cache_mb)
-        self.scorer = _BroadcastIdfScorer(None, idf=idf, **scorer_kwargs)
+        self.scorer = Scorer(**scorer_kwargs)
         _ = self.scorer.encoder  # load now: a model that cannot load fails the actor's start, not a block
+        self.idf = bool(idf)
         self.fail_once = fail_once
 
     def ready(self) -> bool:
@@ -465,10 +453,12 @@ class _BlockScorer:
               idf: list | None = None) -> dict:
         """``idf``: ``[ObjectRef of the corpus idf weights]`` (in a list, so that Ray hands over the reference and
         the weights are fetched once per actor, not with every block; a restarted actor fetches them again)."""
-        if idf is not None and self.scorer._broadcast_idf is None:
+        if idf is not None and not self.scorer.idf:
             import ray
 
-            self.scorer._broadcast_idf = ray.get(idf[0])
+            self.scorer = self.scorer.replace(idf_weights=ray.get(idf[0]))
+        if self.idf and not self.scorer.idf:
+            raise RuntimeError("idf is on and the corpus weights have not reached this worker")
         _fail_once(self.fail_once, int(block))
         t0 = time.perf_counter()
         res = score_block(self.scorer, systems, references)
@@ -477,52 +467,14 @@ class _BlockScorer:
         return res
 
 
-class _TokenizerOnly:
-    """Token ids exactly as :meth:`Encoder.encode` gives them (the same method, run on this object), from the
-    tokenizer alone: the idf pass needs ids, not the model's weights. The tokenizer is loaded as
-    :class:`~bertscore_viz.encoder.Encoder` loads it (same class and options; the tests compare the idf with the
-    single-process one)."""
-
-    from .encoder import Encoder as _Encoder
-
-    encode = _Encoder.encode
-
-    def __init__(self, spec):
-        import transformers
-        from transformers import AutoTokenizer
-
-        from .encoder import FALLBACK_MAX_LENGTH, _bpe_prefix_classes, _hub_kwargs
-
-        kwargs = {"local_files_only": True} if spec.local else _hub_kwargs(spec)
-        transformers.utils.logging.set_verbosity_error()
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(spec.source, **kwargs)
-            if isinstance(tokenizer, _bpe_prefix_classes()):
-                tokenizer = AutoTokenizer.from_pretrained(spec.source, add_prefix_space=True, **kwargs)
-        except (OSError, ValueError, ImportError) as exc:
-            raise ModelError(f"Could not load the tokenizer of {spec.name!r} from {spec.source!r}: "
-                             f"{str(exc).splitlines()[0][:300]}.") from None
-        self.tokenizer = tokenizer
-        max_len = getattr(tokenizer, "model_max_length", None) or FALLBACK_MAX_LENGTH
-        self.max_length = int(max_len) if max_len < 100_000 else FALLBACK_MAX_LENGTH
-        self._tok_lock = threading.Lock()
-        self._tok_cache: OrderedDict = OrderedDict()
-
-
-_TOKENIZERS: dict[tuple[str, str], _TokenizerOnly] = {}
-
-
 def document_frequencies(model: str | None, sentences: list[str]) -> tuple[np.ndarray, np.ndarray, int]:
     """Token ids, the number of sentences each occurs in, and the number of sentences (a Ray task of the idf
     pass; the tokenizer is loaded once per worker process). ``model`` is resolved on the worker, as the scoring
     actors resolve it (the bundled model lives wherever the package is installed on that node)."""
+    from .encoder import get_tokenizer
     from .models import resolve_model
 
-    spec = resolve_model(model)
-    key = (spec.name, spec.source)
-    tok = _TOKENIZERS.get(key)
-    if tok is None:
-        tok = _TOKENIZERS[key] = _TokenizerOnly(spec)
+    tok = get_tokenizer(resolve_model(model))
     counts: Counter = Counter()
     for t in tok.encode(sentences):
         counts.update(set(t.ids.tolist()))
@@ -1240,31 +1192,17 @@ def interrupted_message(args) -> str:
             "was not changed); run the same command again to score the rest")
 
 
-def _bar(what: str):
-    start = time.perf_counter()
-
-    def progress(done: int, total: int) -> None:
-        rate = done / max(1e-9, time.perf_counter() - start)
-        width = 30
-        filled = int(width * done / total) if total else width
-        print(f"\r{what} [{'#' * filled}{'.' * (width - filled)}] {done:,}/{total:,} ({rate:,.0f}/s)", end="",
-              file=sys.stderr, flush=True)
-
-    return progress
-
-
 def run_score_cli(args) -> int:
     """``python -m bertscore_viz score --ray [ADDRESS] --input PATH --output DIR [model flags]``."""
     if not args.input or not args.output:
         raise InputError("score --ray needs --input (files or directories) and --output (a directory).")
-    run = score_files(args.input, args.output, model=args.model, layer=args.layer, idf=args.idf,
-                      rescale_with_baseline=args.rescale_with_baseline, lang=args.lang,
-                      baseline_path=args.baseline_path, batch_size=args.batch_size, device=args.device,
-                      precision=args.precision, mapping=mapping_from_cli(args), empty=args.empty, address=args.ray,
-                      workers=args.workers, cpus_per_worker=args.cpus_per_worker, block_segments=args.block_segments,
-                      overwrite=args.overwrite, progress=_bar("scoring pairs"),
-                      log=lambda m: print(f"\n{m}", file=sys.stderr))
-    print(file=sys.stderr)
+    with progress_bar("scoring pairs", "pairs") as bar:
+        run = score_files(args.input, args.output, model=args.model, layer=args.layer, idf=args.idf,
+                          rescale_with_baseline=args.rescale_with_baseline, lang=args.lang,
+                          baseline_path=args.baseline_path, batch_size=args.batch_size, device=args.device,
+                          precision=args.precision, mapping=mapping_from_cli(args), empty=args.empty,
+                          address=args.ray, workers=args.workers, cpus_per_worker=args.cpus_per_worker,
+                          block_segments=args.block_segments, overwrite=args.overwrite, progress=bar, log=bar.write)
     errors = [p for p in run.problems if p.severity == "error"]
     if run.problems:
         print(f"{len(run.problems)} input problem(s) ({len(errors)} row(s) left out); the list is in "

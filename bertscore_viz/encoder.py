@@ -267,123 +267,70 @@ def _truncated_view(model, depth: int):
     return model_copy
 
 
-class Encoder:
-    """A loaded tokenizer and model for one (model, device, precision); thread-safe and loaded once per process.
+def model_through_layer(model, layer: int):
+    """``model`` cut after block ``layer`` (a shallow copy sharing the parameters; the model itself when it cannot be
+    cut): what a forward pass for that layer needs to run. transformers 5 records ``hidden_states[0]`` from the
+    first block's input, so a model cut to no blocks would return none: at least one block is kept."""
+    return _truncated_view(model, max(int(layer), 1)) or model
 
-    Use :func:`get_encoder` rather than constructing it directly.
+
+def layer_states(net, layer: int, *, input_ids=None, inputs_embeds=None, attention_mask=None, autocast=None):
+    """Hidden states ``(b, t, H)`` of ``net`` (a model or :func:`model_through_layer`'s view) at ``layer``, with
+    autograd as the caller has it (the training loss differentiates through them; scoring uses
+    :meth:`Encoder.embed_layers`). ``autocast``: a reduced dtype (bf16, fp16) for the forward, or None."""
+    import torch
+
+    ref = input_ids if input_ids is not None else inputs_embeds
+    with torch.autocast(ref.device.type, dtype=autocast or torch.float32, enabled=autocast is not None):
+        out = net(input_ids=input_ids, inputs_embeds=inputs_embeds, attention_mask=attention_mask,
+                  output_hidden_states=True)
+    return out.hidden_states[layer]
+
+
+def load_tokenizer(spec: ModelSpec, kwargs: dict):
+    """The model's tokenizer as the reference tokenizes: a GPT-2/RoBERTa BPE tokenizer with ``add_prefix_space=True``.
+    ``kwargs``: ``from_pretrained``'s (``local_files_only`` or the hub's); loading errors propagate to the caller."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(spec.source, **kwargs)
+    if isinstance(tokenizer, _bpe_prefix_classes()):
+        tokenizer = AutoTokenizer.from_pretrained(spec.source, add_prefix_space=True, **kwargs)
+    return tokenizer
+
+
+def tokenizer_max_length(tokenizer) -> int:
+    """The longest input in tokens: the tokenizer's ``model_max_length``, or :data:`FALLBACK_MAX_LENGTH` when it
+    has none (transformers uses a huge sentinel for "unset")."""
+    max_len = getattr(tokenizer, "model_max_length", None) or FALLBACK_MAX_LENGTH
+    return int(max_len) if max_len < 100_000 else FALLBACK_MAX_LENGTH
+
+
+class TextTokenizer:
+    """A model's tokenizer, loaded as the reference loads it, giving token ids as bert-score's ``sent_encode``
+    does (stripped text, special tokens added, cut at the model's maximum length), cached per text. The
+    :class:`Encoder` tokenizes through one; an idf pass that needs ids and not the model's weights uses one alone
+    (:func:`get_tokenizer`).
+
+    Args:
+        spec: the model; tokenizer: an already loaded tokenizer (else loaded here, offline for local models).
     """
 
-    def __init__(self, spec: ModelSpec, device: str | None = None, precision: str = "fp32",
-                 cache: EmbeddingCache | None = None):
-        # Before importing torch: an unreachable hub is known in at most HUB_PROBE_SECONDS.
-        kwargs = {"local_files_only": True} if spec.local else _hub_kwargs(spec)
-        import torch
-        import transformers
-        from transformers import AutoModel, AutoTokenizer
+    def __init__(self, spec: ModelSpec, tokenizer=None):
+        if tokenizer is None:
+            import transformers
 
-        if precision not in PRECISIONS:
-            raise ModelError(f"Unknown precision {precision!r}. Expected one of {', '.join(PRECISIONS)}.")
+            kwargs = {"local_files_only": True} if spec.local else _hub_kwargs(spec)
+            transformers.utils.logging.set_verbosity_error()
+            try:
+                tokenizer = load_tokenizer(spec, kwargs)
+            except (OSError, ValueError, ImportError) as exc:
+                raise ModelError(f"Could not load the tokenizer of {spec.name!r} from {spec.source!r}: "
+                                 f"{str(exc).splitlines()[0][:300]}.") from None
         self.spec = spec
-        self.device = resolve_device(device)
-        if precision == "fp16" and not self.device.startswith("cuda"):
-            raise ModelError("fp16 needs a CUDA device; on the CPU use precision='bf16' (or the exact 'fp32').")
-        self.precision = precision
-        self._local = threading.local()
-        self.cache = cache if cache is not None else CACHE
-        if self.device.startswith("cuda") and not os.environ.get("BERTSCORE_VIZ_CACHE_MB"):
-            # The cache then holds device tensors: by default, the entries on this device are kept to a quarter of
-            # its memory (evicted at once if over it); entries elsewhere (CPU encoders) keep the cache's own bound.
-            dev = torch.device(self.device)
-            if dev.index is None:
-                dev = torch.device("cuda", torch.cuda.current_device())
-            quarter = torch.cuda.get_device_properties(dev).total_memory // 4
-            current = self.cache.device_limit(str(dev))
-            self.cache.limit_device(str(dev), quarter if current is None else min(current, quarter))
-        self.transformers_version = transformers.__version__
-        transformers.utils.logging.set_verbosity_error()
-        transformers.utils.logging.disable_progress_bar()
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(spec.source, **kwargs)
-            if isinstance(tokenizer, _bpe_prefix_classes()):
-                tokenizer = AutoTokenizer.from_pretrained(spec.source, add_prefix_space=True, **kwargs)
-            if "t5" in spec.source.lower():
-                from transformers import T5EncoderModel
-
-                model = T5EncoderModel.from_pretrained(spec.source, **kwargs)
-            else:
-                model = AutoModel.from_pretrained(spec.source, **kwargs)
-        except (OSError, ValueError, ImportError) as exc:
-            raise ModelError(
-                f"Could not load model {spec.name!r} from {spec.source!r}: {str(exc).splitlines()[0][:300]}. "
-                "A hub name needs internet access or a copy in the Hugging Face cache; otherwise give a local "
-                "directory holding config.json, the tokenizer and the weights, or use the bundled model "
-                "'all-MiniLM-L6-v2'."
-            ) from exc
-        if hasattr(model, "decoder") and hasattr(model, "encoder"):
-            model = model.encoder
-        model.eval()
-        dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[precision]
-        self.model = model.to(device=self.device, dtype=dtype)
         self.tokenizer = tokenizer
-        config = getattr(self.model, "config", None)
-        n = getattr(config, "num_hidden_layers", None) or getattr(config, "n_layers", None)
-        self._select_hidden_states = _install_hidden_state_hooks(self.model)
-        if n is None or self._select_hidden_states is None:
-            # Hooks could not be installed without a pass (or the depth is unknown): one full pass does both.
-            with torch.no_grad():
-                out = self.model(input_ids=torch.tensor([tokenizer("a")["input_ids"]], device=self.device),
-                                 output_hidden_states=True)
-            n = n if n is not None else len(out.hidden_states) - 1
-            self._select_hidden_states = False
-        self.num_layers = int(n)
-        max_len = getattr(tokenizer, "model_max_length", None) or FALLBACK_MAX_LENGTH
-        self.max_length = int(max_len) if max_len < 100_000 else FALLBACK_MAX_LENGTH
-        self.special_ids = frozenset(
-            i for i in (tokenizer.cls_token_id, tokenizer.sep_token_id) if i is not None
-        )
-        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-        self.key = (spec.name, spec.source, self.device, precision)
-        hidden = int(getattr(config, "hidden_size", 0) or getattr(config, "dim", 0) or 0)
-        self.hidden_size = hidden
-        #: Cache every layer a forward pass computes (0 .. deepest asked for), not only the layers asked for, so
-        #: that another layer costs no model pass. On for small models only (see SMALL_MODEL_BYTES_PER_TOKEN):
-        #: for a large model it would copy and keep, e.g., 18 layers of roberta-large to use one.
-        self.keep_computed_layers = 0 < (self.num_layers + 1) * hidden * 4 <= SMALL_MODEL_BYTES_PER_TOKEN
-        #: Close a batch early when the next sentence is much shorter (:func:`plan_batches`'s ``shrink``). It pays
-        #: for small models on a CPU (95% real cells against 68-71% at 250-560 pairs). For wider models the smaller
-        #: batches cost more than the padding they save: a random roberta-large-shaped model on this 2-core CPU
-        #: scored 96 WMT16 pairs in 27-30 s with early closing, 17.5-21 s without (bert-score 22.5-26 s); and a
-        #: GPU is fastest on full batches. So only on a CPU, and only up to EARLY_CLOSE_MAX_HIDDEN.
-        self.close_batches_early = self.device == "cpu" and 0 < hidden <= EARLY_CLOSE_MAX_HIDDEN
-        self._views: dict[int, object] = {}
-        self._views_lock = threading.Lock()
+        self.max_length = tokenizer_max_length(tokenizer)
         self._tok_cache: OrderedDict[str, Tokenized] = OrderedDict()
         self._tok_lock = threading.Lock()
-
-    # --- tokenization -----------------------------------------------------------------------------------------
-    @property
-    def cache(self) -> EmbeddingCache:
-        """The cache this thread uses: the shared one, or a private one inside :meth:`private_cache`."""
-        private = getattr(self._local, "cache", None)
-        return self._shared_cache if private is None else private
-
-    @cache.setter
-    def cache(self, value: EmbeddingCache) -> None:
-        self._shared_cache = value
-
-    @contextlib.contextmanager
-    def private_cache(self):
-        """Within the block, this thread embeds with a fresh, private cache: what it computes does not depend on
-        what was embedded before (a forward pass rounds a sentence differently by a few 1e-8 in another batch), so
-        a computation split into blocks gives the same bits in one process or spread over workers."""
-        private = EmbeddingCache(self._shared_cache.max_bytes)
-        for device, limit in self._shared_cache.device_limits.items():
-            private.limit_device(device, limit)
-        self._local.cache = private
-        try:
-            yield
-        finally:
-            self._local.cache = None
 
     def encode_one(self, text: str) -> Tokenized:
         return self.encode([text])[0]
@@ -420,6 +367,147 @@ class Encoder:
                 while len(self._tok_cache) > 200_000:
                     self._tok_cache.popitem(last=False)
         return out  # type: ignore[return-value]
+
+
+
+_TOKENIZERS: dict[tuple[str, str], TextTokenizer] = {}
+_TOKENIZERS_LOCK = threading.Lock()
+
+
+def get_tokenizer(spec: ModelSpec) -> TextTokenizer:
+    """The process-wide :class:`TextTokenizer` of a model: a loaded encoder's, else one loaded alone (no weights)."""
+    key = (spec.name, spec.source)
+    for enc in loaded_encoders():
+        if enc.key[:2] == key:
+            return enc.text_tokenizer
+    with _TOKENIZERS_LOCK:
+        tok = _TOKENIZERS.get(key)
+        if tok is None:
+            tok = _TOKENIZERS[key] = TextTokenizer(spec)
+        return tok
+
+
+class Encoder:
+    """A loaded tokenizer and model for one (model, device, precision); thread-safe and loaded once per process.
+
+    Use :func:`get_encoder` rather than constructing it directly.
+    """
+
+    def __init__(self, spec: ModelSpec, device: str | None = None, precision: str = "fp32",
+                 cache: EmbeddingCache | None = None):
+        # Before importing torch: an unreachable hub is known in at most HUB_PROBE_SECONDS.
+        kwargs = {"local_files_only": True} if spec.local else _hub_kwargs(spec)
+        import torch
+        import transformers
+        from transformers import AutoModel
+
+        if precision not in PRECISIONS:
+            raise ModelError(f"Unknown precision {precision!r}. Expected one of {', '.join(PRECISIONS)}.")
+        self.spec = spec
+        self.device = resolve_device(device)
+        if precision == "fp16" and not self.device.startswith("cuda"):
+            raise ModelError("fp16 needs a CUDA device; on the CPU use precision='bf16' (or the exact 'fp32').")
+        self.precision = precision
+        self._local = threading.local()
+        self.cache = cache if cache is not None else CACHE
+        if self.device.startswith("cuda") and not os.environ.get("BERTSCORE_VIZ_CACHE_MB"):
+            # The cache then holds device tensors: by default, the entries on this device are kept to a quarter of
+            # its memory (evicted at once if over it); entries elsewhere (CPU encoders) keep the cache's own bound.
+            dev = torch.device(self.device)
+            if dev.index is None:
+                dev = torch.device("cuda", torch.cuda.current_device())
+            quarter = torch.cuda.get_device_properties(dev).total_memory // 4
+            current = self.cache.device_limit(str(dev))
+            self.cache.limit_device(str(dev), quarter if current is None else min(current, quarter))
+        self.transformers_version = transformers.__version__
+        transformers.utils.logging.set_verbosity_error()
+        transformers.utils.logging.disable_progress_bar()
+        try:
+            tokenizer = load_tokenizer(spec, kwargs)
+            if "t5" in spec.source.lower():
+                from transformers import T5EncoderModel
+
+                model = T5EncoderModel.from_pretrained(spec.source, **kwargs)
+            else:
+                model = AutoModel.from_pretrained(spec.source, **kwargs)
+        except (OSError, ValueError, ImportError) as exc:
+            raise ModelError(
+                f"Could not load model {spec.name!r} from {spec.source!r}: {str(exc).splitlines()[0][:300]}. "
+                "A hub name needs internet access or a copy in the Hugging Face cache; otherwise give a local "
+                "directory holding config.json, the tokenizer and the weights, or use the bundled model "
+                "'all-MiniLM-L6-v2'."
+            ) from exc
+        if hasattr(model, "decoder") and hasattr(model, "encoder"):
+            model = model.encoder
+        model.eval()
+        dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[precision]
+        self.model = model.to(device=self.device, dtype=dtype)
+        self.tokenizer = tokenizer
+        config = getattr(self.model, "config", None)
+        n = getattr(config, "num_hidden_layers", None) or getattr(config, "n_layers", None)
+        self._select_hidden_states = _install_hidden_state_hooks(self.model)
+        if n is None or self._select_hidden_states is None:
+            # Hooks could not be installed without a pass (or the depth is unknown): one full pass does both.
+            with torch.no_grad():
+                out = self.model(input_ids=torch.tensor([tokenizer("a")["input_ids"]], device=self.device),
+                                 output_hidden_states=True)
+            n = n if n is not None else len(out.hidden_states) - 1
+            self._select_hidden_states = False
+        self.num_layers = int(n)
+        self.max_length = tokenizer_max_length(tokenizer)
+        self.special_ids = frozenset(
+            i for i in (tokenizer.cls_token_id, tokenizer.sep_token_id) if i is not None
+        )
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        self.key = (spec.name, spec.source, self.device, precision)
+        hidden = int(getattr(config, "hidden_size", 0) or getattr(config, "dim", 0) or 0)
+        self.hidden_size = hidden
+        #: Cache every layer a forward pass computes (0 .. deepest asked for), not only the layers asked for, so
+        #: that another layer costs no model pass. On for small models only (see SMALL_MODEL_BYTES_PER_TOKEN):
+        #: for a large model it would copy and keep, e.g., 18 layers of roberta-large to use one.
+        self.keep_computed_layers = 0 < (self.num_layers + 1) * hidden * 4 <= SMALL_MODEL_BYTES_PER_TOKEN
+        #: Close a batch early when the next sentence is much shorter (:func:`plan_batches`'s ``shrink``). It pays
+        #: for small models on a CPU (95% real cells against 68-71% at 250-560 pairs). For wider models the smaller
+        #: batches cost more than the padding they save: a random roberta-large-shaped model on this 2-core CPU
+        #: scored 96 WMT16 pairs in 27-30 s with early closing, 17.5-21 s without (bert-score 22.5-26 s); and a
+        #: GPU is fastest on full batches. So only on a CPU, and only up to EARLY_CLOSE_MAX_HIDDEN.
+        self.close_batches_early = self.device == "cpu" and 0 < hidden <= EARLY_CLOSE_MAX_HIDDEN
+        self._views: dict[int, object] = {}
+        self._views_lock = threading.Lock()
+        self.text_tokenizer = TextTokenizer(spec, tokenizer)
+
+    # --- tokenization -----------------------------------------------------------------------------------------
+    @property
+    def cache(self) -> EmbeddingCache:
+        """The cache this thread uses: the shared one, or a private one inside :meth:`private_cache`."""
+        private = getattr(self._local, "cache", None)
+        return self._shared_cache if private is None else private
+
+    @cache.setter
+    def cache(self, value: EmbeddingCache) -> None:
+        self._shared_cache = value
+
+    @contextlib.contextmanager
+    def private_cache(self):
+        """Within the block, this thread embeds with a fresh, private cache: what it computes does not depend on
+        what was embedded before (a forward pass rounds a sentence differently by a few 1e-8 in another batch), so
+        a computation split into blocks gives the same bits in one process or spread over workers."""
+        private = EmbeddingCache(self._shared_cache.max_bytes)
+        for device, limit in self._shared_cache.device_limits.items():
+            private.limit_device(device, limit)
+        self._local.cache = private
+        try:
+            yield
+        finally:
+            self._local.cache = None
+
+    def encode_one(self, text: str) -> Tokenized:
+        return self.text_tokenizer.encode_one(text)
+
+    def encode(self, texts: Sequence[str]) -> list[Tokenized]:
+        """Token ids of each text, as bert-score's ``sent_encode`` gives them (cached):
+        :meth:`TextTokenizer.encode`."""
+        return self.text_tokenizer.encode(texts)
 
     def is_special(self, ids: np.ndarray) -> np.ndarray:
         """Boolean mask of the CLS/SEP positions (weight 0, still match candidates)."""

@@ -32,7 +32,7 @@ import numpy as np
 import torch
 
 from . import tensor_ops as ops
-from .encoder import _truncated_view
+from .encoder import layer_states, model_through_layer
 from .errors import InputError, ModelError, shorten
 from .idf import IdfWeights, compute_idf
 
@@ -276,7 +276,7 @@ class BERTScoreLoss(torch.nn.Module):
         """Score with ``base``: the view cut after the requested layer, as the scorer runs it (parameters shared),
         and its input embedding matrix ``(V, H)``, kept out of the module's parameters (with train_scorer it is
         already one, in scorer_model)."""
-        object.__setattr__(self, "_net", _truncated_view(base, max(self.layer, 1)) or base)
+        object.__setattr__(self, "_net", model_through_layer(base, self.layer))
         object.__setattr__(self, "_embedding_matrix", base.get_input_embeddings().weight)
 
     def _apply(self, fn, recurse: bool = True):
@@ -309,8 +309,7 @@ class BERTScoreLoss(torch.nn.Module):
             enc = _shared_encoder(self.scorer.spec, device)
             if self.layer > enc.num_layers:  # cannot happen for the same model; kept as the Scorer checks it
                 raise ModelError(f"Layer {self.layer} does not exist in {self.scorer.spec.name}.")
-            self.scorer.device = str(device)
-            self.scorer._encoder = enc
+            self.scorer = self.scorer.replace(encoder=enc)
             self.encoder = enc
             base = enc.model
             base.requires_grad_(False)
@@ -420,10 +419,9 @@ class BERTScoreLoss(torch.nn.Module):
             raise InputError(f"A sequence of {width} positions (special tokens included) is longer than the "
                              f"model's maximum of {self.encoder.max_length}. Truncate the candidates or references.")
         reduced = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(self.precision)
-        with torch.autocast(self.device.type, dtype=reduced or torch.float32, enabled=reduced is not None):
-            out = self._net(input_ids=input_ids, inputs_embeds=inputs_embeds, attention_mask=attention_mask,
-                            output_hidden_states=True)
-        return ops.normalize(out.hidden_states[self.layer].to(self.dtype), eps=1e-12)
+        hidden = layer_states(self._net, self.layer, input_ids=input_ids, inputs_embeds=inputs_embeds,
+                              attention_mask=attention_mask, autocast=reduced)
+        return ops.normalize(hidden.to(self.dtype), eps=1e-12)
 
     # --- references -------------------------------------------------------------------------------------------
     def _reference_ids(self, references, batch: int, reference_mask: torch.Tensor | None = None

@@ -41,6 +41,7 @@ from typing import Mapping
 
 import numpy as np
 
+from .baseline import BaselineTable
 from .errors import BaselineError, InputError
 from .idf import IdfWeights, idf_from_counts
 from .results import ScoreResult, Signature
@@ -417,57 +418,34 @@ def settings_mismatch(info: dict, model: str, layer: int, idf: bool, rescale: bo
             "score at the sidebar's settings, upload the system outputs (CSV or JSON Lines) instead.")
 
 
-class FileScorer(Scorer):
+def file_scorer(table: ResultsTable, rescaled: bool, model=None, encoder=None) -> Scorer:
     """A Scorer that reproduces a results file's numbers for one segment (the Compare page's drill-down): the file's
     model and layer, the idf weights of the file's document frequencies (not recomputed from the references at
-    hand) and the file's baseline values (not looked up again in this installation).
+    hand; files without them, format 1, take idf from the file's references) and the file's baseline values (not
+    looked up again in this installation), with the file's custom-baseline flag in the signature.
 
     Args:
         table: the file, read.
         rescaled: report rescaled numbers (the file's baseline; the file must have it).
         model: the model to load instead of the file's name (e.g. the app's resolved spec).
         encoder: an encoder already loaded for that model (the app's pooled one), else loaded on first use.
-        idf_sentences: with idf on and a file without document frequencies (format 1): the sentences idf is computed
-            from (the file's references).
     """
-
-    def __init__(self, table: ResultsTable, rescaled: bool, model=None, encoder=None,
-                 idf_sentences: list[str] | None = None):
-        s = table.info["settings"]
-        idf = bool(s["idf"])
-        super().__init__(model=model if model is not None else s["model"], layer=int(s["layer"]), idf=idf,
-                         idf_sentences=idf_sentences if idf and table.idf is None else None,
-                         precision=encoder.precision if encoder is not None else s.get("precision", "fp32"))
-        if idf and table.idf is None and idf_sentences is None:
-            raise InputError("This results file has idf on but no document frequencies (it was written by an earlier "
-                             "version); give the sentences idf comes from.")
-        self._fixed_idf = table.idf if idf else None
-        if table.idf is not None and idf:
-            self.idf_sentences = []  # the weights are fixed: Scorer.idf_weights returns them
-        self._file_custom = bool(s.get("custom_baseline", False))
-        if rescaled:
-            if not table.has_rescaled:
-                raise BaselineError("This results file has no rescaled numbers (no baseline existed for its model and "
-                                    "layer).")
-            self.rescale_with_baseline = True
-            self.baseline = np.asarray(table.info["baseline"], dtype=np.float64)
-        if encoder is not None:
-            self._encoder = encoder
-
-    @property
-    def custom_baseline(self) -> bool:
-        return getattr(self, "_file_custom", False)
-
-    def baseline_for(self, layer: int) -> np.ndarray:
-        if self.baseline is not None and int(layer) == self.layer:
-            return self.baseline.copy()
-        raise BaselineError(f"The results file has a baseline for layer {self.layer} only.")
-
-
-def file_scorer(table: ResultsTable, rescaled: bool, model=None, encoder=None) -> FileScorer:
-    """:class:`FileScorer` for a results file (the file's references give idf for files without frequencies)."""
-    fallback = table.references if table.info["settings"].get("idf") and table.idf is None else None
-    return FileScorer(table, rescaled, model=model, encoder=encoder, idf_sentences=fallback)
+    s = table.info["settings"]
+    idf = bool(s["idf"])
+    layer = int(s["layer"])
+    baseline = None
+    if rescaled:
+        if not table.has_rescaled:
+            raise BaselineError("This results file has no rescaled numbers (no baseline existed for its model and "
+                                "layer).")
+        baseline = BaselineTable(np.asarray([table.info["baseline"]], dtype=np.float64), "the results file",
+                                 layers=(layer,))
+    return Scorer(model=model if model is not None else s["model"], layer=layer, idf=idf,
+                  idf_sentences=table.references if idf and table.idf is None else None,
+                  idf_weights=table.idf if idf else None,
+                  precision=encoder.precision if encoder is not None else s.get("precision", "fp32"),
+                  rescale_with_baseline=rescaled, baseline_table=baseline,
+                  custom_baseline=bool(s.get("custom_baseline", False)), encoder=encoder)
 
 
 def app_settings(info: dict) -> dict:

@@ -12,9 +12,10 @@ same batches (:func:`score_batched`) and only ``(n_pairs, 3)`` numbers come back
 
 from __future__ import annotations
 
+import contextlib
 import warnings as _warnings
-from dataclasses import dataclass
-from typing import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Callable, ContextManager, Sequence
 
 import numpy as np
 
@@ -27,6 +28,9 @@ from .models import ModelSpec, resolve_model
 from .results import MultiReferenceExplanation, PairExplanation, ScoreResult, Signature, TokenSide
 
 ProgressFn = Callable[[int, int], None]
+#: Called with the number of distinct sentences a model pass embeds; the context manager it returns is held around
+#: the pass (the app's job queue: a slot for large passes, nothing for an Inspect pair).
+GuardFn = Callable[[int], ContextManager]
 #: Pairs handled per streaming chunk: bounds memory for large inputs while keeping length-sorted batches full.
 CHUNK_PAIRS = 1024
 
@@ -90,9 +94,6 @@ def _flatten_groups(groups_in: Sequence[Sequence[str]]) -> tuple[list[str], list
     return flat_refs, pair_cand, groups
 
 
-#: The suggestion given when text is outside a model's languages (the messages use
-#: :func:`bertscore_viz.languages.multilingual_hint`, which adds the install command when the model is not here).
-MULTILINGUAL_HINT = "use a multilingual model, e.g. multilingual-e5-small."
 #: Between the typed text and the piece the model read, in the display of a token the tokenizer changed (が→か).
 READ_AS = "→"
 
@@ -198,6 +199,11 @@ def unknown_message(what: str, side: TokenSide, model: str) -> str | None:
             "is not meaningful. To score this text, " + multilingual_hint(model))
 
 
+def _distinct(cands: Sequence[str], flat_refs: Sequence[str]) -> int:
+    """Distinct texts of a call: the sentences its model pass embeds at most (what a guard is told)."""
+    return len(set(cands) | set(flat_refs))
+
+
 def _indices(idx: Sequence[int], limit: int = 10) -> str:
     shown = ", ".join(str(i) for i in idx[:limit])
     return shown + (f" and {len(idx) - limit} more" if len(idx) > limit else "")
@@ -233,6 +239,45 @@ class MatchStats:
     ref_best: tuple[np.ndarray, ...]
     special_ids: frozenset
     unk_id: int | None = None
+    #: Per (layer, idf on): ``(scores, notes)`` of every pair, computed on the device by ``match(keep="scores")``
+    #: (which keeps no per-token maxima): what :meth:`pair_scores` returns for that setting.
+    pair_table: dict = field(default_factory=dict, compare=False, repr=False)
+    #: The idf the ``pair_table``'s idf-on entries were computed with (None: no idf entries).
+    table_idf: IdfWeights | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def keeps_tokens(self) -> bool:
+        """Per-token maxima are kept (``match(keep="tokens")``): any idf can be applied, and explanations built."""
+        return len(self.cand_best) == len(self.pair_candidate) and (len(self.pair_candidate) > 0
+                                                                     or not self.pair_table)
+
+    def with_table(self, other: "MatchStats") -> "MatchStats":
+        """These statistics with ``other``'s pair scores added (the same pairs, e.g. another layer computed later)."""
+        if other.cand_ids != self.cand_ids and len(other.pair_candidate) != len(self.pair_candidate):
+            raise ModelError("Cannot merge pair scores of different inputs.")
+        layers = tuple(sorted(set(self.layers) | set(other.layers)))
+        return replace(self, layers=layers, pair_table={**self.pair_table, **other.pair_table},
+                       table_idf=self.table_idf if self.table_idf is not None else other.table_idf)
+
+    def select(self, first: int, last: int) -> "MatchStats":
+        """Candidates ``first:last`` with their pairs, as statistics of their own (views, no copies of per-token
+        maxima; the pair scores are sliced and their notes renumbered)."""
+        p0, p1 = (self.groups[first][0], self.groups[last - 1][1]) if last > first else (0, 0)
+        table = {}
+        for key, (scores, notes) in self.pair_table.items():
+            table[key] = (scores[p0:p1], {k: [p - p0 for p in v if p0 <= p < p1] for k, v in notes.items()})
+        return replace(self,
+                       candidates=self.candidates[first:last],
+                       references=self.references[p0:p1],
+                       pair_candidate=self.pair_candidate[p0:p1] - first,
+                       groups=tuple((a - p0, b - p0) for a, b in self.groups[first:last]),
+                       cand_ids=self.cand_ids[first:last],
+                       ref_ids=self.ref_ids[p0:p1],
+                       cand_truncated=self.cand_truncated[first:last],
+                       ref_truncated=self.ref_truncated[p0:p1],
+                       cand_best=self.cand_best[p0:p1],
+                       ref_best=self.ref_best[p0:p1],
+                       pair_table=table)
 
     def reference_idf(self) -> IdfWeights:
         """idf from the references of this input (flattened; duplicates count as separate documents)."""
@@ -245,11 +290,16 @@ class MatchStats:
             ``(scores, notes)``: ``(n_pairs, 3)`` float64 and a dict with the pair indices of empty
             candidates, empty references and degenerate idf.
         """
-        if len(self.cand_best) != len(self.pair_candidate):
-            raise ModelError("These statistics hold no per-token maxima (Scorer.score computes P/R/F on the device "
-                             "and keeps none): use Scorer.match(...) to get them.")
         if layer not in self.layers:
             raise ModelError(f"Layer {layer} was not computed for these pairs (have {list(self.layers)}).")
+        if not self.keeps_tokens:
+            entry = self.pair_table.get((layer, idf is not None))
+            if entry is None:
+                raise ModelError("These statistics hold each pair's P/R/F without idf only (match(..., keep=\"scores\") "
+                                 "adds idf scores when the scorer's idf is on or idf_weights are given); use "
+                                 "match(..., keep=\"tokens\") to apply any idf later.")
+            scores, notes = entry
+            return scores.copy(), {k: list(v) for k, v in notes.items()}
         k = self.layers.index(layer)
         special = list(self.special_ids)
         side_cache: dict[int, tuple[np.ndarray, bool]] = {}
@@ -396,39 +446,43 @@ def side_flags(ids: Sequence[np.ndarray], weights: np.ndarray, special_ids) -> t
 
 
 def score_batched(cand_vecs: Sequence, ref_vecs: Sequence, cand_ids: Sequence[np.ndarray],
-                  ref_ids: Sequence[np.ndarray], weights: np.ndarray, cand_empty: np.ndarray,
+                  ref_ids: Sequence[np.ndarray], weights: np.ndarray | Sequence[np.ndarray], cand_empty: np.ndarray,
                   ref_empty: np.ndarray) -> np.ndarray:
     """Raw P, R and F of many pairs at one layer, computed where the vectors are, in :func:`match_batched`'s batches.
 
     The similarity and greedy maxima are :func:`match_batched`'s; the idf-weighted means, the empty-sentence rule
     and F1 are :func:`bertscore_viz.tensor_ops.precision_recall_f1` in float64 on the device, so nothing but
-    three numbers per pair comes back to the host (:meth:`Scorer.score`). Equal to :meth:`MatchStats.pair_scores`
-    on the same pairs (to float64 rounding, about 1e-16).
+    three numbers per pair (and weighting) comes back to the host. Equal to :meth:`MatchStats.pair_scores` on the
+    same pairs (to float64 rounding, about 1e-16).
 
     Args:
         cand_vecs: per pair, the candidate's ``(n_cand, dim)`` unit vectors at the layer; ref_vecs: the reference's.
         cand_ids, ref_ids: per pair, the token ids of each side (they index ``weights``).
-        weights: ``(vocabulary,)`` float64 weight of every id (:func:`weight_vector`).
+        weights: ``(vocabulary,)`` float64 weight of every id (:func:`weight_vector`), or a list of such vectors
+            (e.g. without and with idf): each is applied to the same greedy maxima.
         cand_empty, ref_empty: ``(n_pairs,)`` bool, the side holds only special tokens: P = R = F = 0.
 
     Returns:
-        ``(n_pairs, 3)`` float64 P, R, F; NaN P or R where a side's weights sum to 0 (F is then 0).
+        ``(n_pairs, 3)`` float64 P, R, F for one weight vector, ``(n_pairs, n_weights, 3)`` for a list; NaN P or R
+        where a side's weights sum to 0 (F is then 0).
     """
     import torch
     from torch.nn.utils.rnn import pad_sequence
 
     from . import tensor_ops
 
+    several = not isinstance(weights, np.ndarray)
+    weight_list = list(weights) if several else [weights]
     n = len(cand_vecs)
     if not n:
-        return np.zeros((0, 3), dtype=np.float64)
+        return np.zeros((0, len(weight_list), 3) if several else (0, 3), dtype=np.float64)
     device = cand_vecs[0].device
     c_len = [int(v.shape[0]) for v in cand_vecs]
     r_len = [int(v.shape[0]) for v in ref_vecs]
-    w = torch.from_numpy(np.ascontiguousarray(weights, dtype=np.float64)).to(device)
+    ws = [torch.from_numpy(np.ascontiguousarray(w, dtype=np.float64)).to(device) for w in weight_list]
     c_empty = torch.from_numpy(np.asarray(cand_empty, dtype=bool)).to(device)
     r_empty = torch.from_numpy(np.asarray(ref_empty, dtype=bool)).to(device)
-    out = torch.empty((n, 3), dtype=torch.float64, device=device)
+    out = torch.empty((n, len(ws), 3), dtype=torch.float64, device=device)
     with torch.no_grad():
         for batch in _match_plan(c_len, r_len):
             rows = torch.tensor(batch, device=device)
@@ -439,11 +493,14 @@ def score_batched(cand_vecs: Sequence, ref_vecs: Sequence, cand_ids: Sequence[np
             cb, rb = tensor_ops.greedy_maxima(_similarity_float64(cand, ref), c_mask, r_mask)
             c_ids = torch.from_numpy(_padded_ids([cand_ids[p] for p in batch], max(cl))).to(device)
             r_ids = torch.from_numpy(_padded_ids([ref_ids[p] for p in batch], max(rl))).to(device)
-            wc = w[c_ids].masked_fill(~c_mask, 0.0)
-            wr = w[r_ids].masked_fill(~r_mask, 0.0)
-            p_, r_, f_ = tensor_ops.precision_recall_f1(cb, rb, wc, wr, c_empty[rows], r_empty[rows], safe=False)
-            out[rows] = torch.stack([p_, r_, f_], dim=1)
-    return out.cpu().numpy()
+            for k, w in enumerate(ws):
+                wc = w[c_ids].masked_fill(~c_mask, 0.0)
+                wr = w[r_ids].masked_fill(~r_mask, 0.0)
+                p_, r_, f_ = tensor_ops.precision_recall_f1(cb, rb, wc, wr, c_empty[rows], r_empty[rows],
+                                                            safe=False)
+                out[rows, k] = torch.stack([p_, r_, f_], dim=1)
+    host = out.cpu().numpy()
+    return host if several else host[:, 0]
 
 
 def match_batched(cand_vecs: Sequence[Sequence], ref_vecs: Sequence[Sequence]
@@ -511,6 +568,14 @@ class Scorer:
         token_budget: most padded token cells in one forward batch.
         baseline_table: a baseline already read or computed (e.g. in the app), used instead of any file;
             the signature then says ``-custom-rescaled``.
+        encoder: a loaded :class:`~bertscore_viz.encoder.Encoder` to use (e.g. one of a pool shared by several
+            scorers) instead of the process-wide one for ``model``/``device``/``precision``; ``model`` may then be
+            omitted, and ``device`` and ``precision`` are the encoder's.
+        idf_weights: fixed :class:`~bertscore_viz.idf.IdfWeights` (e.g. computed over a whole corpus and broadcast
+            to workers); implies idf on and takes precedence over ``idf_sentences``.
+        guard: ``guard(n_sentences)`` returns a context manager held around every model pass (e.g. a job queue).
+        custom_baseline: whether the signature calls the baseline custom; default: a ``baseline_path`` or a
+            ``baseline_table`` was given.
 
     Raises:
         ModelError, BaselineError: at construction for an unknown layer or a missing baseline, before any work.
@@ -520,7 +585,21 @@ class Scorer:
                  idf_sentences: Sequence[str] | None = None, rescale_with_baseline: bool = False,
                  lang: str = "en", baseline_path: str | None = None, batch_size: int = 64,
                  device: str | None = None, precision: str = "fp32", token_budget: int = DEFAULT_TOKEN_BUDGET,
-                 baseline_table: BaselineTable | None = None):
+                 baseline_table: BaselineTable | None = None, *, encoder: Encoder | None = None,
+                 idf_weights: IdfWeights | None = None, guard: GuardFn | None = None,
+                 custom_baseline: bool | None = None):
+        self._options = dict(model=model, layer=layer, idf=idf, idf_sentences=idf_sentences,
+                             rescale_with_baseline=rescale_with_baseline, lang=lang, baseline_path=baseline_path,
+                             batch_size=batch_size, device=device, precision=precision, token_budget=token_budget,
+                             baseline_table=baseline_table, encoder=encoder, idf_weights=idf_weights, guard=guard,
+                             custom_baseline=custom_baseline)
+        if encoder is not None:
+            if model is None:
+                model = encoder.spec
+            spec = model if isinstance(model, ModelSpec) else resolve_model(model)
+            if (spec.name, spec.source) != (encoder.spec.name, encoder.spec.source):
+                raise ModelError(f"The encoder given is for {encoder.spec.name!r}, not for {spec.name!r}.")
+            device, precision = encoder.device, encoder.precision
         self.spec: ModelSpec = model if isinstance(model, ModelSpec) else resolve_model(model)
         if layer is None:
             layer = self.spec.default_layer
@@ -530,7 +609,7 @@ class Scorer:
                     f"the best one with `python -m bertscore_viz tune-layers --data DIR -m {self.spec.name}`."
                 )
         self.layer = int(layer)
-        self.idf = bool(idf or idf_sentences is not None)
+        self.idf = bool(idf or idf_sentences is not None or idf_weights is not None)
         self.idf_sentences = None if idf_sentences is None else _check_texts(idf_sentences, "idf sentence")
         self.rescale_with_baseline = bool(rescale_with_baseline)
         self.lang = lang
@@ -543,15 +622,37 @@ class Scorer:
         self.precision = precision
         self.token_budget = int(token_budget)
         self._encoder: Encoder | None = None
-        self._fixed_idf: IdfWeights | None = None
+        self._given_encoder = encoder
+        self._fixed_idf: IdfWeights | None = idf_weights
+        self._guard = guard
+        self._custom_baseline = custom_baseline
         self.baseline = None
         if self.rescale_with_baseline:
             self.baseline = self.baseline_for(self.layer)
         if self.layer < 0:
             raise ModelError(f"Layer must be 0 or more (0 = embeddings), got {self.layer}.")
+        if encoder is not None:
+            _ = self.encoder  # checks the layer against the given model now
+
+    def replace(self, **changes) -> "Scorer":
+        """A new scorer with these options changed and the others as here (the encoder stays shared), e.g.
+        ``scorer.replace(idf_weights=w)`` or ``scorer.replace(encoder=other_device_encoder)``."""
+        options = dict(self._options)
+        unknown = set(changes) - set(options)
+        if unknown:
+            raise InputError(f"Unknown Scorer option(s): {', '.join(sorted(unknown))}.")
+        if "encoder" not in changes and self._encoder is not None and not {"model", "device", "precision"} & set(
+                changes):
+            options["encoder"] = self._encoder
+        if "encoder" in changes and changes["encoder"] is not None and "model" not in changes:
+            options["model"] = None
+        options.update(changes)
+        return type(self)(**options)
 
     @property
     def custom_baseline(self) -> bool:
+        if self._custom_baseline is not None:
+            return bool(self._custom_baseline)
         return self.baseline_path is not None or self.baseline_table is not None
 
     def baseline_for(self, layer: int) -> np.ndarray:
@@ -562,11 +663,15 @@ class Scorer:
             raise BaselineError(f"{exc} (Rescaling was asked for layer {layer}.)") from None
         return table.for_layer(layer, self.spec.name)
 
+    def guarded(self, n_sentences: int) -> ContextManager:
+        """The context held around a model pass over ``n_sentences`` (the ``guard`` given, else nothing)."""
+        return self._guard(n_sentences) if self._guard is not None else contextlib.nullcontext()
+
     # --- shared pieces ----------------------------------------------------------------------------------------
     @property
     def encoder(self) -> Encoder:
         if self._encoder is None:
-            enc = get_encoder(self.spec, self.device, self.precision)
+            enc = self._given_encoder or get_encoder(self.spec, self.device, self.precision)
             if self.layer > enc.num_layers:
                 raise ModelError(f"Layer {self.layer} does not exist in {self.spec.name}: it has layers 0 to "
                                  f"{enc.num_layers} (0 = embeddings).")
@@ -586,7 +691,10 @@ class Scorer:
                          self.custom_baseline, self.precision, tv)
 
     def idf_weights(self, references: Sequence[str]) -> IdfWeights:
-        """The idf used for a call whose (flattened) references are given."""
+        """The idf used for a call whose (flattened) references are given: the fixed ``idf_weights``, else those of
+        ``idf_sentences``, else those of the references."""
+        if self._fixed_idf is not None:
+            return self._fixed_idf
         if self.idf_sentences is not None:
             if self._fixed_idf is None:
                 self._fixed_idf = compute_idf(t.ids for t in self.encoder.encode(self.idf_sentences))
@@ -595,15 +703,25 @@ class Scorer:
 
     # --- corpus path ------------------------------------------------------------------------------------------
     def match(self, candidates, references, layers: Sequence[int] | str | None = None,
-              progress: ProgressFn | None = None) -> MatchStats:
-        """Embed and greedily match every pair, keeping the maxima for later scoring.
+              progress: ProgressFn | None = None, keep: str = "tokens",
+              idf_weights: IdfWeights | None = None) -> MatchStats:
+        """Embed and greedily match every pair, keeping what later scoring needs.
 
         Args:
             candidates: list of strings.
             references: list of strings, or list of lists of strings (several references per candidate).
             layers: layers to keep; None = this scorer's layer; ``"all"`` = every layer from one pass.
             progress: ``progress(done, total)`` in sentences embedded.
+            keep: ``"tokens"``: each pair's per-token maxima (any idf later; what explanations and the layer
+                tables use). ``"scores"``: only each pair's raw P/R/F at each layer, without idf and (when this
+                scorer has idf on, or ``idf_weights`` are given) with idf, computed on the device
+                (:func:`score_batched`): a few numbers per pair, whatever the lengths.
+            idf_weights: with ``keep="scores"``, the idf of the idf-on scores; default this scorer's
+                (:meth:`idf_weights` of these references) when its idf is on. :meth:`result` then uses these for
+                ``idf=True``.
         """
+        if keep not in ("tokens", "scores"):
+            raise InputError(f"keep must be 'tokens' or 'scores', got {keep!r}.")
         cands, groups_in = normalize_inputs(candidates, references)
         enc = self.encoder
         if layers is None:
@@ -616,14 +734,59 @@ class Scorer:
         flat_refs, pair_cand, groups = _flatten_groups(groups_in)
         cand_tok = enc.encode(cands)
         ref_tok = enc.encode(flat_refs)
+        if keep == "scores":
+            idf = idf_weights if idf_weights is not None else self.idf_weights(flat_refs) if self.idf else None
+            table = self._pair_table(cands, flat_refs, pair_cand, cand_tok, ref_tok, layers, idf, True, progress)
+            stats = self._stats(layers, cands, flat_refs, pair_cand, groups, cand_tok, ref_tok, (), ())
+            return replace(stats, pair_table=table, table_idf=idf)
         cand_best: list[np.ndarray] = [None] * len(flat_refs)  # type: ignore[list-item]
         ref_best: list[np.ndarray] = [None] * len(flat_refs)  # type: ignore[list-item]
-        for start, stop, vecs in self._embedded_chunks(cands, flat_refs, pair_cand, layers, progress):
-            pairs = range(start, stop)
-            cb, rb = match_batched([vecs[cands[pair_cand[p]]] for p in pairs], [vecs[flat_refs[p]] for p in pairs])
-            cand_best[start:stop] = cb
-            ref_best[start:stop] = rb
+        with self.guarded(_distinct(cands, flat_refs)):
+            for start, stop, vecs in self._embedded_chunks(cands, flat_refs, pair_cand, layers, progress):
+                pairs = range(start, stop)
+                cb, rb = match_batched([vecs[cands[pair_cand[p]]] for p in pairs],
+                                       [vecs[flat_refs[p]] for p in pairs])
+                cand_best[start:stop] = cb
+                ref_best[start:stop] = rb
         return self._stats(layers, cands, flat_refs, pair_cand, groups, cand_tok, ref_tok, cand_best, ref_best)
+
+    def _pair_table(self, cands: list[str], flat_refs: list[str], pair_cand: list[int], cand_tok, ref_tok,
+                    layers: Sequence[int], idf: IdfWeights | None, plain: bool,
+                    progress: ProgressFn | None) -> dict:
+        """Raw P/R/F of every pair at ``layers``, without idf (when ``plain``) and with ``idf`` (when given), computed
+        on the device in one model pass: ``{(layer, idf on): ((n_pairs, 3) float64, notes)}``."""
+        enc = self.encoder
+        cand_ids = [t.ids for t in cand_tok]
+        ref_ids = [t.ids for t in ref_tok]
+        max_id = max((int(a.max()) for a in cand_ids + ref_ids if len(a)), default=-1)
+        size = max(len(enc.tokenizer), max_id + 1)
+        variants = ([False] if plain else []) + ([True] if idf is not None else [])
+        weights = [weight_vector(idf if on else None, enc.special_ids, size) for on in variants]
+        pc = np.asarray(pair_cand, dtype=np.int64)
+        flags = []
+        for w in weights:
+            c_empty, c_unweighted = side_flags(cand_ids, w, enc.special_ids)
+            r_empty, r_unweighted = side_flags(ref_ids, w, enc.special_ids)
+            flags.append((c_empty[pc], r_empty, c_unweighted[pc] | r_unweighted))
+        pair_c_empty, r_empty = flags[0][0], flags[0][1]
+        out = np.empty((len(layers), len(flat_refs), len(weights), 3), dtype=np.float64)
+        with self.guarded(_distinct(cands, flat_refs)):
+            for start, stop, vecs in self._embedded_chunks(cands, flat_refs, pair_cand, layers, progress):
+                pairs = range(start, stop)
+                for k in range(len(layers)):
+                    out[k, start:stop] = score_batched(
+                        [vecs[cands[pair_cand[p]]][k] for p in pairs], [vecs[flat_refs[p]][k] for p in pairs],
+                        [cand_ids[pair_cand[p]] for p in pairs], ref_ids[start:stop], weights,
+                        pair_c_empty[start:stop], r_empty[start:stop])
+        either_empty = pair_c_empty | r_empty
+        table = {}
+        for j, on in enumerate(variants):
+            notes = {"empty_candidate": np.flatnonzero(pair_c_empty).tolist(),
+                     "empty_reference": np.flatnonzero(r_empty).tolist(),
+                     "degenerate_idf": np.flatnonzero(~either_empty & flags[j][2]).tolist()}
+            for k, layer in enumerate(layers):
+                table[(layer, on)] = (np.ascontiguousarray(out[k, :, j]), notes)
+        return table
 
     def _stats(self, layers, cands, flat_refs, pair_cand, groups, cand_tok, ref_tok, cand_best, ref_best
                ) -> MatchStats:
@@ -665,7 +828,7 @@ class Scorer:
 
     def _score_on_device(self, cands: list[str], groups_in: list[list[str]],
                          progress: ProgressFn | None) -> ScoreResult:
-        """:meth:`score`'s path: P/R/F of each pair computed on the device (:func:`score_batched`) in the matching
+        """:meth:`score`'s path: P/R/F of each pair computed on the device (:meth:`_pair_table`) in the matching
         batches, with idf known before matching (the references are tokenized first); only ``(n_pairs, 3)``
         float64 comes back to the host, and the result equals ``result(match(...))`` (to about 1e-16)."""
         enc = self.encoder
@@ -674,25 +837,9 @@ class Scorer:
         cand_tok = enc.encode(cands)
         ref_tok = enc.encode(flat_refs)
         idf = self.idf_weights(flat_refs) if self.idf else None
-        cand_ids = [t.ids for t in cand_tok]
-        ref_ids = [t.ids for t in ref_tok]
-        max_id = max((int(a.max()) for a in cand_ids + ref_ids if len(a)), default=-1)
-        weights = weight_vector(idf, enc.special_ids, max(len(enc.tokenizer), max_id + 1))
-        c_empty, c_unweighted = side_flags(cand_ids, weights, enc.special_ids)
-        r_empty, r_unweighted = side_flags(ref_ids, weights, enc.special_ids)
-        pc = np.asarray(pair_cand, dtype=np.int64)
-        pair_c_empty = c_empty[pc]
-        pair = np.empty((len(flat_refs), 3), dtype=np.float64)
-        for start, stop, vecs in self._embedded_chunks(cands, flat_refs, pair_cand, (layer,), progress):
-            pairs = range(start, stop)
-            pair[start:stop] = score_batched(
-                [vecs[cands[pair_cand[p]]][0] for p in pairs], [vecs[flat_refs[p]][0] for p in pairs],
-                [cand_ids[pair_cand[p]] for p in pairs], ref_ids[start:stop], weights,
-                pair_c_empty[start:stop], r_empty[start:stop])
-        either_empty = pair_c_empty | r_empty
-        notes = {"empty_candidate": np.flatnonzero(pair_c_empty).tolist(),
-                 "empty_reference": np.flatnonzero(r_empty).tolist(),
-                 "degenerate_idf": np.flatnonzero(~either_empty & (c_unweighted[pc] | r_unweighted)).tolist()}
+        table = self._pair_table(cands, flat_refs, pair_cand, cand_tok, ref_tok, (layer,), idf, not self.idf,
+                                 progress)
+        pair, notes = table[(layer, self.idf)]
         stats = self._stats((layer,), cands, flat_refs, pair_cand, groups, cand_tok, ref_tok, (), ())
         return self._result_from_pairs(stats, pair, notes, layer, self.idf, "auto")
 
@@ -711,7 +858,12 @@ class Scorer:
         idf = self.idf if idf is None else bool(idf)
         if isinstance(baseline, str):
             baseline = self.baseline_for(layer) if self.rescale_with_baseline else None
-        weights = self.idf_weights(stats.references) if idf else None
+        if not idf:
+            weights = None
+        elif not stats.keeps_tokens and stats.table_idf is not None:
+            weights = stats.table_idf  # the idf these pair scores were computed with (match(keep="scores"))
+        else:
+            weights = self.idf_weights(stats.references)
         pair, notes = stats.pair_scores(layer, weights)
         return self._result_from_pairs(stats, pair, notes, layer, idf, baseline)
 
@@ -816,18 +968,14 @@ class Scorer:
 
         Each pair's P/R/F is computed on the device, in the matching batches, and only those three numbers per pair
         come back to the host (no per-token maxima are kept; :meth:`match` keeps them for the app, other layers and
-        explanations). A subclass that overrides :meth:`match` (e.g. to queue model passes) is scored through it,
-        as ``result(match(...))``: the same numbers.
+        explanations). The ``guard`` is held around the model pass.
         """
         cands, groups = normalize_inputs(candidates, references)
         if not cands:
             empty = np.zeros(0)
             return ScoreResult(empty, empty, empty, empty, empty, empty, self.signature, self.baseline,
                                np.zeros((0, 3), dtype=np.int64))
-        if type(self).match is Scorer.match:
-            res = self._score_on_device(cands, groups, progress)
-        else:
-            res = self.result(self.match(cands, groups, progress=progress))
+        res = self._score_on_device(cands, groups, progress)
         for m in res.warnings:
             _warnings.warn(m, BertScoreWarning, stacklevel=2)
         return res
@@ -887,8 +1035,9 @@ class Scorer:
 
         # Every layer, so that the app's layer slider re-explains the pair without a model pass (one pair: cheap even
         # for a large model); only this layer's vectors come to the host.
-        vecs = enc.embed_layers([candidate] + refs, "all", batch_size=self.batch_size,
-                                token_budget=self.token_budget)
+        with self.guarded(_distinct([candidate], refs)):
+            vecs = enc.embed_layers([candidate] + refs, "all", batch_size=self.batch_size,
+                                    token_budget=self.token_budget)
         cand_side = self._token_side(candidate, weights)
         pairs = []
         several = not isinstance(reference, str) and len(refs) > 1

@@ -1,9 +1,10 @@
 """Compare: several systems on one test set, ranked with confidence, down to the token.
 
 Steps: input (upload or example; tests may put ``{"name", "data"}`` into ``st.session_state["compare_input"]``)
--> read and map columns -> validate (problems listed, good rows kept) -> one model pass for all systems and
-layers (kept in the session, keyed by what is scored and the model) -> results for the sidebar's layer, idf and
-rescaling without a model pass -> answer, tables, significance, charts, drill-down, downloads.
+-> read and map columns -> validate (problems listed, good rows kept) -> one model pass for all systems at the
+sidebar's layer (each pair's P/R/F without and with idf, kept in the session's :class:`CompareState`; another
+layer is one more pass) -> results for the sidebar's idf and rescaling without a model pass -> answer, tables,
+significance, charts, drill-down (its pair explained again), downloads.
 """
 
 from __future__ import annotations
@@ -23,15 +24,11 @@ from bertscore_viz.export import safe_csv, to_json
 from bertscore_viz.significance import format_p
 from bertscore_viz.ui import cache as ui_cache
 from bertscore_viz.ui import compare_view
+from bertscore_viz.ui.compare_state import compare_input, compare_state, forget_input, set_input
 from bertscore_viz.ui.messages import escape_markdown, progress_callback, show_error
 from bertscore_viz.ui.settings import current_settings
 
 EXAMPLE = Path(compare.__file__).resolve().parent / "examples" / "systems_example.csv"
-INPUT_KEY = "compare_input"
-#: The ``file_id`` of the upload adopted last (a file is adopted once, not on every run that still shows it).
-UPLOAD_ID = "_compare_upload_id"
-#: Keys of system choices the user made (A, B, baseline): the others follow the current ranking.
-CHOSEN = "_cmp_chosen"
 NONE = "(none)"
 SCORE_FMT = "%.4f"
 TABS = ["Significance", "Segments", "Charts", "Drill-down", "Downloads"]
@@ -45,8 +42,8 @@ DRILL_SELECT_MAX = 2000
 def _adopt(up) -> None:
     """The uploader's file becomes the input, once per file (its ``file_id``): later runs with the same file in
     the uploader do not undo "Load example" or "Forget"."""
-    st.session_state[UPLOAD_ID] = up.file_id
-    st.session_state[INPUT_KEY] = {"name": up.name, "data": up.getvalue(), "origin": "upload"}
+    set_input(up.name, up.getvalue(), "upload")
+    compare_state().upload_id = up.file_id
 
 
 def _on_upload() -> None:
@@ -55,15 +52,8 @@ def _on_upload() -> None:
     up = st.session_state.get("cmp_file")
     if up is not None:
         _adopt(up)
-    elif (st.session_state.get(INPUT_KEY) or {}).get("origin") == "upload":
-        _forget()
-
-
-def _forget() -> None:
-    """Drop the input and everything computed from it (a callback of "Forget", or the uploader's ×)."""
-    for k in (INPUT_KEY, "_compare_table", "_compare_dataset", "_compare_stats", "_compare_results",
-              "_compare_pass", "_compare_dkey", "_compare_sig", "_compare_lang", "_compare_results_file"):
-        st.session_state.pop(k, None)
+    elif (compare_input() or {}).get("origin") == "upload":
+        forget_input()
 
 
 def _input() -> dict | None:
@@ -77,10 +67,10 @@ def _input() -> dict | None:
     with right:
         if st.button("Load example", key="cmp_load_example", icon=":material/dataset:",
                      help="4 systems x 30 segments shipped with the app"):
-            st.session_state[INPUT_KEY] = {"name": EXAMPLE.name, "data": EXAMPLE.read_bytes(), "origin": "example"}
-    if up is not None and st.session_state.get(UPLOAD_ID) != up.file_id:
+            set_input(EXAMPLE.name, EXAMPLE.read_bytes(), "example")
+    if up is not None and compare_state().upload_id != up.file_id:
         _adopt(up)  # a file the callback did not see (e.g. the widget came back with one)
-    return st.session_state.get(INPUT_KEY)
+    return compare_input()
 
 
 def _kept_file(name: str, data: bytes) -> None:
@@ -88,7 +78,7 @@ def _kept_file(name: str, data: bytes) -> None:
     empty, but the file and its scores are kept in the session."""
     row = st.container(horizontal=True, vertical_alignment="center", gap="small")
     row.caption(f"File: {escape_markdown(name)} ({len(data):,} bytes), kept in this session.")
-    row.button("Forget", key="cmp_forget", on_click=_forget, icon=":material/delete:", type="tertiary",
+    row.button("Forget", key="cmp_forget", on_click=forget_input, icon=":material/delete:", type="tertiary",
                help="Forget this file and its scores (the next file starts a new model pass).")
 
 
@@ -105,11 +95,11 @@ def _format_help() -> None:
 
 
 def _read(data: bytes, name: str, fkey: str):
-    cached = st.session_state.get("_compare_table")
-    if cached and cached[0] == fkey:
-        return cached[1], cached[2]
+    state = compare_state()
+    if state.table and state.table[0] == fkey:
+        return state.table[1], state.table[2]
     table, problems = ui_cache.read_upload(data, name)  # the deployment's upload limits
-    st.session_state["_compare_table"] = (fkey, table, problems)
+    state.table = (fkey, table, problems)
     return table, problems
 
 
@@ -156,11 +146,11 @@ def _mapping_control(table: upload.Table, fkey: str) -> tuple[upload.ColumnMappi
 
 def _dataset(table, mapping, empty, read_problems, fkey) -> upload.Dataset:
     key = (fkey, mapping, empty)
-    cached = st.session_state.get("_compare_dataset")
-    if cached and cached[0] == key:
-        return cached[1]
+    state = compare_state()
+    if state.dataset and state.dataset[0] == key:
+        return state.dataset[1]
     ds = upload.build_dataset(table, mapping, empty, problems=read_problems)
-    st.session_state["_compare_dataset"] = (key, ds)
+    state.dataset = (key, ds)
     return ds
 
 
@@ -186,32 +176,40 @@ def _show_problems(problems: list[upload.Problem], ok: bool) -> None:
 
 # --- scoring --------------------------------------------------------------------------------------------------------
 def _score(settings, ds: upload.Dataset):
-    """The model pass for this dataset and model, from the session when already done."""
+    """The model pass for this dataset and model at the sidebar's layer, from the session when already done (a
+    layer not computed yet is one more pass, added to the kept one)."""
     spec = ui_cache.resolve_model(settings.model)  # the deployment's allow-list and labels, as on every page
     key = _dataset_key(ds, f"{spec.name}|{spec.source}")
-    store = st.session_state.setdefault("_compare_stats", {})
+    state = compare_state()
     sc = ui_cache.scorer(settings, rescale=False)
-    if key not in store:
-        progress = progress_callback(f"Embedding {len(ds.systems)} systems x {ds.n_segments:,} segments "
-                                     "(all layers, references once)")
+    layer = settings.resolved_layer()
+    kept = state.stats[1] if state.stats and state.stats[0] == key else None
+    if kept is None or layer not in kept.layers:
+        what = "" if kept is None else f" at layer {layer}"
+        progress = progress_callback(f"Embedding {len(ds.systems)} systems x {ds.n_segments:,} segments{what} "
+                                     "(references once)")
         start = time.perf_counter()
-        cstats = compare.score_dataset(sc, ds, progress)
+        if kept is None:
+            state.results.clear()
+            state.significance.clear()
+            cstats = compare.score_dataset(sc, ds, progress)
+        else:
+            cstats = compare.add_layers(sc, ds, kept, [layer], progress)
         progress.bar.empty()
-        store.clear()  # one dataset per session: bounded memory
-        st.session_state.pop("_compare_results", None)
-        store[key] = cstats
-        st.session_state["_compare_pass"] = (key, time.perf_counter() - start, st.session_state.get("_run_id"))
-    return sc, store[key], key
+        state.stats = (key, cstats)
+        state.last_pass = (key, time.perf_counter() - start, st.session_state.get("_run_id"), layer)
+    return sc, state.stats[1], key
 
 
 def _pass_note(key: str) -> str:
     """Whether this run did the model pass or reused the session's (shown so that reuse is visible)."""
-    done = st.session_state.get("_compare_pass")
+    done = compare_state().last_pass
     if not done or done[0] != key:
         return "Scores kept in this session."
     if done[2] == st.session_state.get("_run_id"):
-        return f"Model pass: {done[1]:.1f} s (all systems and layers; kept for this session)."
-    return f"Scores kept from earlier in this session: no model pass (the first took {done[1]:.1f} s)."
+        return (f"Model pass: {done[1]:.1f} s (all systems at layer {done[3]}, idf off and on; kept for this "
+                "session: another layer is one more pass).")
+    return f"Scores kept from earlier in this session: no model pass (the last took {done[1]:.1f} s)."
 
 
 def _results(settings, sc, cstats, key: str) -> compare.Comparison:
@@ -220,23 +218,16 @@ def _results(settings, sc, cstats, key: str) -> compare.Comparison:
     table = ui_cache.custom_baseline(settings)
     rkey = (key, settings.resolved_layer(), settings.idf, settings.rescale, settings.lang,
             None if table is None else (table.source, table.values.tobytes()))
-    store = st.session_state.setdefault("_compare_results", {})
-    if rkey not in store:
-        if len(store) >= 8:
-            store.pop(next(iter(store)))
-        store[rkey] = compare.results_for(sc, cstats, settings.resolved_layer(), settings.idf, settings.rescale)
-    return store[rkey]
+    state = compare_state()
+    if rkey not in state.results:
+        state.put_result(rkey, compare.results_for(sc, cstats, settings.resolved_layer(), settings.idf,
+                                                   settings.rescale))
+    return state.results[rkey]
 
 
 def _dataset_key(ds: upload.Dataset, model: str) -> str:
-    """:func:`compare.dataset_key` (JSON and sha256 of every output) once per dataset and model, not on every
-    rerun: the dataset object is the session's own (``_dataset``), so identity tells it is unchanged."""
-    cached = st.session_state.get("_compare_dkey")
-    if cached and cached[0] is ds and cached[1] == model:
-        return cached[2]
-    key = compare.dataset_key(ds, model)
-    st.session_state["_compare_dkey"] = (ds, model, key)
-    return key
+    """:func:`compare.dataset_key` (JSON and sha256 of every output), once per dataset and model."""
+    return compare_state().once_per_dataset("dataset_key", ds, model, lambda: compare.dataset_key(ds, model))
 
 
 def _significance(comparison: compare.Comparison, metric: str, correction: str | None,
@@ -244,25 +235,20 @@ def _significance(comparison: compare.Comparison, metric: str, correction: str |
     """The bootstrap, tests, matrix and clusters of one metric and correction, once per set of scores (the
     session keeps the Comparison of each setting, so identity tells the scores are the same); another baseline
     system reuses the resamples (``Significance.rebase``). The answer and the Significance tab share it."""
-    store = st.session_state.setdefault("_compare_sig", {})
+    state = compare_state()
     k = (id(comparison), metric, correction)
-    hit = store.get(k)
+    hit = state.significance.get(k)
     if hit is None or hit[0] is not comparison:
-        if len(store) >= 8:
-            store.pop(next(iter(store)))
-        hit = store[k] = (comparison, compare.significance(comparison, None, metric, correction=correction))
+        hit = (comparison, compare.significance(comparison, None, metric, correction=correction))
+        state.put_significance(k, hit)
     sig = hit[1]
     return sig if baseline is None else sig.rebase(baseline)
 
 
 def _language_note(ds: upload.Dataset, model: str) -> str | None:
     """One warning for the dataset's text outside the model's languages (once per dataset and model)."""
-    cached = st.session_state.get("_compare_lang")
-    if cached and cached[0] is ds and cached[1] == model:
-        return cached[2]
-    note = compare.language_report(ds, model).message()
-    st.session_state["_compare_lang"] = (ds, model, note)
-    return note
+    return compare_state().once_per_dataset("language", ds, model,
+                                            lambda: compare.language_report(ds, model).message())
 
 
 # --- results --------------------------------------------------------------------------------------------------------
@@ -330,14 +316,14 @@ def _system_tab(comparison, sig, table) -> None:
 
 def _mark_chosen(key: str) -> None:
     """The user picked a value for ``key``: it stays, whatever the ranking does later."""
-    st.session_state.setdefault(CHOSEN, set()).add(key)
+    compare_state().chosen.add(key)
 
 
 def _follow_ranking(key: str, default: str, options: list[str]) -> None:
     """Until the user picks one, a system choice follows the current ranking (idf, layer, rescaling or the
     metric can change it): the default is written before the widget is drawn. A chosen system stays while it
     exists."""
-    if key not in st.session_state.get(CHOSEN, set()) or st.session_state.get(key) not in options:
+    if key not in compare_state().chosen or st.session_state.get(key) not in options:
         st.session_state[key] = default
 
 
@@ -395,7 +381,7 @@ def _pair_choice(systems: list[str], fkey: str) -> tuple[str, str]:
 def _on_pick_segment(fkey: str, n: int) -> None:
     """A click on a segment row opens it in the Drill-down tab."""
     rows = st.session_state["cmp_segments"].selection.rows
-    index = st.session_state.get("_cmp_shown_index") or []
+    index = compare_state().shown_index
     if not rows or rows[0] >= len(index):
         return
     pos = int(index[rows[0]])
@@ -404,12 +390,14 @@ def _on_pick_segment(fkey: str, n: int) -> None:
     else:
         st.session_state[f"cmp_drill_pos_{fkey}"] = pos + 1
     st.session_state[TAB_KEY] = TAB_DRILL
-    st.session_state["_cmp_jump"] = True
+    compare_state().jump_to_drill = True
 
 
 @st.fragment
 def _segments_tab(ds, comparison, fkey: str, systems: list[str]) -> None:
-    if st.session_state.pop("_cmp_jump", False):
+    state = compare_state()
+    if state.jump_to_drill:
+        state.jump_to_drill = False
         st.rerun(scope="app")  # the tabs live outside this fragment
     a, b = _pair_choice(systems, fkey)
     c1, c2, c3 = st.columns([3, 1, 1], vertical_alignment="bottom")
@@ -427,7 +415,7 @@ def _segments_tab(ds, comparison, fkey: str, systems: list[str]) -> None:
            if c.startswith(("F1", "P ·", "R ·"))}
     cfg.update({c: st.column_config.TextColumn(width="medium") for c in shown.columns
                 if c.startswith("Output") or c in ("Reference", "Source")})
-    st.session_state["_cmp_shown_index"] = shown.index.tolist()
+    compare_state().shown_index = shown.index.tolist()
     st.dataframe(shown, hide_index=True, width="stretch", height=420, key="cmp_segments", column_config=cfg,
                  on_select=functools.partial(_on_pick_segment, fkey, ds.n_segments), selection_mode="single-row")
 
@@ -523,24 +511,21 @@ def _downloads_tab(ds, comparison, sig, table) -> None:
                        on_click="ignore", icon=":material/download:")
 
 
-RESULTS_KEY = "_compare_results_file"
-
-
 def _results_table(data: bytes, fkey: str) -> results_file.ResultsTable:
     """The results file read once per upload and kept in the session (one file at a time, keyed by its content):
     a toggle, a tab or a sidebar change reuses it. Counted towards the session's uploads; at most the server's
     per-file limit and the results-file limit (docs/RAY.md)."""
-    cached = st.session_state.get(RESULTS_KEY)
-    if cached and cached[0] == fkey:
-        return cached[1]
-    st.session_state.pop(RESULTS_KEY, None)
-    name = (st.session_state.get(INPUT_KEY) or {}).get("name") or "the results file"
+    state = compare_state()
+    if state.results_file and state.results_file[0] == fkey:
+        return state.results_file[1]
+    state.results_file = None
+    name = (compare_input() or {}).get("name") or "the results file"
     own_limit = results_file.max_upload_bytes()  # BERTSCORE_VIZ_RESULTS_UPLOAD_MB (docs/RAY.md)
     refused = ui_cache.count_upload(data, name, own_limit=own_limit)
     if refused:
         raise BertScoreVizError(refused)
     table = results_file.read_results(data, max_bytes=ui_cache.upload_limit_bytes(own_limit))
-    st.session_state[RESULTS_KEY] = (fkey, table, {})
+    state.results_file = (fkey, table, {})
     return table
 
 
@@ -587,7 +572,7 @@ def _precomputed(settings, data: bytes, fkey: str) -> None:
                          help="The file holds raw and rescaled P/R/F1; it opens with the ones its signature names "
                               f"({'rescaled' if written else 'raw'})."):
                 rescale = not written
-        store = st.session_state[RESULTS_KEY][2]
+        store = compare_state().results_file[2]
         if rescale not in store:
             store[rescale] = results_file.results_at(table, rescale)
         loaded = store[rescale]

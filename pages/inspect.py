@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from bertscore_viz.errors import BertScoreVizError
+from bertscore_viz.ui.compare_state import dataset_references
 from bertscore_viz.ui.explain_view import explain_or_raw, render_explanation
 from bertscore_viz.ui.messages import show_error
 from bertscore_viz.ui.settings import current_settings
@@ -111,21 +112,13 @@ IDF_COMPARE = "The references of the Compare dataset"
 MAX_IDF_LINES = 50_000
 
 
-def _compare_references() -> list[str] | None:
-    """The references of the dataset loaded on the Compare page in this session, flattened (None if none)."""
-    cached = st.session_state.get("_compare_dataset")
-    if not cached or not getattr(cached[1], "ok", False):
-        return None
-    return [r for refs in cached[1].references for r in refs]
-
-
 def _idf_source(n_refs: int) -> tuple[list[str] | None, str]:
     """Where idf comes from when it is on: the pair's references, a pasted corpus, or the Compare dataset.
 
     Returns:
         ``(sentences or None for the pair's references, a sentence saying where idf comes from)``.
     """
-    compare_refs = _compare_references()
+    compare_refs = dataset_references()
     options = [IDF_PAIR, IDF_PASTED] + ([IDF_COMPARE] if compare_refs else [])
     if st.session_state.get(f"{KEY}_idf_source") not in options:
         st.session_state[f"{KEY}_idf_source"] = IDF_PASTED if n_refs == 1 and not compare_refs else \

@@ -100,19 +100,10 @@ def job_slot():
         box.empty()
 
 
-def _sentences(candidates, references) -> int:
-    return len(candidates) + sum(1 if isinstance(r, str) else len(r) for r in references)
-
-
-class _QueuedScorer(Scorer):
-    """A Scorer whose model passes over more than ``small_job`` sentences wait for a job slot first; small passes
-    (an Inspect pair, a drill-down) never wait."""
-
-    def match(self, candidates, references, layers=None, progress=None):
-        if _sentences(candidates, references) <= policy().small_job:
-            return super().match(candidates, references, layers=layers, progress=progress)
-        with job_slot():
-            return super().match(candidates, references, layers=layers, progress=progress)
+def _queued(n_sentences: int):
+    """The guard of the app's scorers: a model pass over more than ``small_job`` sentences waits for a job slot
+    first; small passes (an Inspect pair, a drill-down) never wait."""
+    return contextlib.nullcontext() if n_sentences <= policy().small_job else job_slot()
 
 
 def scorer(settings, rescale: bool | None = None, idf_sentences: list[str] | None = None) -> Scorer:
@@ -122,12 +113,11 @@ def scorer(settings, rescale: bool | None = None, idf_sentences: list[str] | Non
     """
     spec = resolve_model(settings.model)
     enc = _encoder(spec)
-    sc = _QueuedScorer(model=spec, layer=settings.resolved_layer(), idf=settings.idf,
-                       idf_sentences=idf_sentences if settings.idf else None,
-                       rescale_with_baseline=settings.rescale if rescale is None else rescale, lang=settings.lang,
-                       baseline_table=custom_baseline(settings))
-    sc._encoder = enc if settings.resolved_layer() <= enc.num_layers else None  # the pooled one, not a reload
-    return sc
+    layer = settings.resolved_layer()
+    return Scorer(model=spec, layer=layer, idf=settings.idf, idf_sentences=idf_sentences if settings.idf else None,
+                  rescale_with_baseline=settings.rescale if rescale is None else rescale, lang=settings.lang,
+                  baseline_table=custom_baseline(settings), guard=_queued,
+                  encoder=enc if layer <= enc.num_layers else None)  # the pooled one, not a reload
 
 
 def rescaling_possible(settings) -> bool:

@@ -111,15 +111,25 @@ def test_example_drill_down_shows_the_pair(example):
     at.selectbox(key=f"cmp_b_{EXAMPLE_KEY}").set_value("errors").run()
 
 
-def test_toggling_idf_and_layer_reuses_the_model_pass(example):
+def test_toggling_idf_reuses_the_model_pass_and_a_new_layer_adds_one(example):
+    """idf and rescaling change no model pass; a layer not computed yet is one more pass, added to the kept one,
+    and going back costs nothing."""
     at = example
-    stored = dict(at.session_state["_compare_stats"])
-    at.session_state["settings"] = replace(at.session_state["settings"], idf=True, layer=6)
+    first = at.session_state["compare_state"].stats
+    at.session_state["settings"] = replace(at.session_state["settings"], idf=True)
+    at.run()
+    assert not at.exception
+    assert any("all-MiniLM-L6-v2_L4_idf" in c.value for c in at.code)
+    assert at.session_state["compare_state"].stats is first
+    at.session_state["settings"] = replace(at.session_state["settings"], layer=6)
     at.run()
     assert not at.exception
     assert any("all-MiniLM-L6-v2_L6_idf" in c.value for c in at.code)
-    after = at.session_state["_compare_stats"]
-    assert list(after) == list(stored) and all(after[k] is stored[k] for k in stored)
+    both = at.session_state["compare_state"].stats
+    assert both[0] == first[0] and both[1].layers == (4, 6) and "Model pass:" in _texts(at)
+    at.session_state["settings"] = replace(at.session_state["settings"], layer=4, idf=False)
+    at.run()
+    assert at.session_state["compare_state"].stats is both and "no model pass" in _texts(at)
 
 
 def test_rescaling_without_baseline_shows_the_message_and_raw_numbers(example):
@@ -349,7 +359,8 @@ def test_load_example_is_not_undone_by_the_file_still_in_the_uploader_and_forget
         at.button(key="cmp_forget").click().run()
         assert not at.exception, at.exception
         assert "Best:" not in _texts(at) and any("Load example" in i.value for i in at.info)
-        assert "_compare_stats" not in at.session_state and "_compare_dataset" not in at.session_state
+        state = at.session_state["compare_state"]
+        assert state.stats is None and state.dataset is None and state.table is None
         at.file_uploader(key="cmp_file").set_value(("again.csv", mine, "text/csv")).run()  # a new upload
         assert any("again.csv" in c.value.replace("\\", "") for c in at.caption) and "**Best: B**" in _texts(at)
 
@@ -412,7 +423,7 @@ def test_a_model_listed_under_a_label_is_the_model_it_names(monkeypatch):
         assert not at.error, [e.value for e in at.error]
         assert at.success[0].value.startswith("**Best: literal**")
         assert any(c.value.startswith("signature: ") and BUNDLED_MODEL_NAME in c.value for c in at.code)
-        first_pass = at.session_state["_compare_pass"]
+        first_pass = at.session_state["compare_state"].last_pass
         at.sidebar.selectbox(key="model_choice").set_value(BUNDLED_MODEL_NAME).run()
         assert not at.exception, at.exception
-        assert at.session_state["_compare_pass"] is first_pass and "no model pass" in texts(at)
+        assert at.session_state["compare_state"].last_pass is first_pass and "no model pass" in texts(at)

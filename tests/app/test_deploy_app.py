@@ -52,6 +52,15 @@ def _sidebar_with(typed: str) -> AppTest:
     return at
 
 
+def _inspect_a_pair_rescaled_in_french(at) -> None:
+    """Go to Inspect with rescaling on for French (the bundled model ships no French baseline) and score a pair."""
+    at.switch_page(str(ROOT / "pages" / "inspect.py"))
+    at.session_state["settings"] = Settings(lang="fr", rescale=True)
+    at.run()
+    at.text_area(key="inspect_candidate").input("The cat sat on the mat.")
+    at.text_area(key="inspect_reference_0").input("There is a cat sitting on the mat.").run()
+
+
 def _problems(at) -> list[str]:
     return list(next(df.value for df in at.dataframe if "Problem" in df.value.columns)["Problem"])
 
@@ -160,11 +169,7 @@ def test_no_server_path_reaches_the_page_when_a_baseline_is_missing(with_policy)
     text = _all_text(at).replace("\\", "")
     assert "baselines/fr/all-MiniLM-L6-v2.tsv does not exist" in text
     assert str(ROOT) not in text and str(Path.home()) not in text
-    at.switch_page(str(ROOT / "pages" / "inspect.py"))
-    at.session_state["settings"] = Settings(lang="fr", rescale=True)
-    at.run()
-    at.text_area(key="inspect_candidate").input("The cat sat on the mat.")
-    at.text_area(key="inspect_reference_0").input("There is a cat sitting on the mat.").run()
+    _inspect_a_pair_rescaled_in_french(at)
     text = _all_text(at).replace("\\", "")
     assert "No rescaling baseline" in text and "baselines/fr/all-MiniLM-L6-v2.tsv" in text
     assert str(ROOT) not in text and str(Path.home()) not in text
@@ -270,11 +275,7 @@ def test_a_saved_baseline_appears_for_a_later_session(with_policy, tmp_path):
     later = _app("baselines.py", settings=Settings(lang="fr"))  # a new session: nothing uploaded
     assert "saved on this server" in _texts(later)
     assert "custom_baselines" not in later.session_state
-    later.switch_page(str(ROOT / "pages" / "inspect.py"))
-    later.session_state["settings"] = Settings(lang="fr", rescale=True)
-    later.run()
-    later.text_area(key="inspect_candidate").input("The cat sat on the mat.")
-    later.text_area(key="inspect_reference_0").input("There is a cat sitting on the mat.").run()
+    _inspect_a_pair_rescaled_in_french(later)
     text = _texts(later).replace("\\", "")
     assert not later.exception and "custom-rescaled" in text and "baseline 0.5000" in text
 

@@ -7,6 +7,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from bertscore_viz import Scorer, upload
+from bertscore_viz.ui.compare_state import CompareState
 from bertscore_viz.ui.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,7 +45,7 @@ def test_one_reference_explains_the_degenerate_idf_and_a_pasted_corpus_fixes_it(
 def test_idf_from_the_compare_dataset():
     data = (ROOT / "bertscore_viz" / "examples" / "systems_example.csv").read_bytes()
     ds = upload.parse_upload(data)
-    at = _run(_compare_dataset=(("k",), ds))
+    at = _run(compare_state=CompareState(dataset=(("k",), ds)))
     assert at.radio(key="inspect_idf_source").value == "The references of the Compare dataset"
     refs = [r for group in ds.references for r in group]
     ex = Scorer(idf_sentences=refs).explain(CAND, REF)

@@ -149,7 +149,7 @@ def test_a_round_trip_keeps_text_views_tabs_choices_and_scores(nav):
     assert any(df.value.shape[0] > 3 for df in at.dataframe)  # the token tables
     go(at, "compare.py")
     at.button(key="cmp_load_example").click().run()
-    first_pass = at.session_state["_compare_pass"]
+    first_pass = at.session_state["compare_state"].last_pass
     assert "Model pass:" in texts(at)
     at.session_state["cmp_tab"] = "Drill-down"
     at.run()
@@ -166,7 +166,7 @@ def test_a_round_trip_keeps_text_views_tabs_choices_and_scores(nav):
 
     go(at, "compare.py")
     assert "no model pass" in texts(at)
-    assert at.session_state["_compare_pass"] is first_pass  # the same model pass, not a second one
+    assert at.session_state["compare_state"].last_pass is first_pass  # the same model pass, not a second one
     assert at.session_state["cmp_tab"] == "Drill-down"
     md = " ".join(m.value for m in at.markdown)
     assert "**A: literal** — P " in md and "**B: paraphrase** — P " in md  # the tab, with the chosen B

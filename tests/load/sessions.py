@@ -126,7 +126,7 @@ def api_compare(data: bytes, layer: int = 4, idf: bool = False, rescale: bool = 
     """What the Python API gives for the same file and settings: ``({system: (P, R, F1)}, signature)``."""
     ds = upload.parse_upload(data, "x.csv")
     assert ds.ok, ds.problems
-    cstats = compare.score_dataset(Scorer(), ds)
+    cstats = compare.score_dataset(Scorer(), ds, layers=[layer])
     sc = Scorer(layer=layer, idf=idf, rescale_with_baseline=rescale, baseline_table=table)
     comp = compare.results_for(sc, cstats, layer, idf, rescale)
     return {name: tuple(float(x) for x in res.mean()) for name, res in comp.results.items()}, comp.signature

@@ -27,7 +27,7 @@ def dataset():
 @pytest.fixture(scope="module")
 def run(scorer, dataset):
     calls = []
-    cstats = compare.score_dataset(scorer, dataset, progress=lambda d, t: calls.append((d, t)))
+    cstats = compare.score_dataset(scorer, dataset, progress=lambda d, t: calls.append((d, t)), layers="all")
     return cstats, calls
 
 
@@ -40,6 +40,21 @@ def test_one_pass_counts_each_distinct_sentence_once(run, dataset):
     for name, stats in zip(cstats.systems, cstats.per_system):
         assert list(stats.candidates) == dataset.systems[name]
         assert len(stats.groups) == dataset.n_segments
+
+
+def test_the_pass_keeps_a_few_numbers_per_pair_and_adds_a_layer_with_one_more_pass(scorer, dataset):
+    """Compare keeps each pair's P/R/F (no per-token maxima); another layer is one more pass, with the same idf,
+    giving what scoring each system alone gives."""
+    cstats = compare.score_dataset(scorer, dataset)
+    assert cstats.layers == (scorer.layer,) and not cstats.pairs.keeps_tokens and cstats.pairs.cand_best == ()
+    more = compare.add_layers(scorer, dataset, cstats, [2])
+    assert more.layers == (2, scorer.layer) and more.pairs.table_idf is cstats.pairs.table_idf
+    assert compare.add_layers(scorer, dataset, more, [2]) is more
+    comparison = compare.results_for(scorer, more, 2, True)
+    alone = Scorer(layer=2, idf=True)
+    for name, outputs in dataset.systems.items():
+        np.testing.assert_allclose(comparison.results[name].f1, alone.score(outputs, dataset.references).f1,
+                                   atol=1e-6)
 
 
 @pytest.mark.parametrize("layer,idf", [(4, False), (6, True), (2, False)])

@@ -292,28 +292,55 @@ def test_pool_makes_room_before_it_loads():
     assert held_while_loading == [["b"]] and pool.keys() == ["b", "c"]
 
 
+class _CountingLock:
+    """The pool's load lock, counting the requests that have asked for it (waiting or holding), so that a test's
+    loader can wait, by condition and not by sleeping, until every request has reached it."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self.changed = threading.Condition()
+        self.asked = 0
+
+    def __enter__(self):
+        with self.changed:
+            self.asked += 1
+            self.changed.notify_all()
+        self._lock.acquire()
+        return self
+
+    def __exit__(self, *exc):
+        self._lock.release()
+        return False
+
+    def wait_for_asked(self, n: int, timeout: float = 10) -> bool:
+        with self.changed:
+            return self.changed.wait_for(lambda: self.asked >= n, timeout)
+
+
 def test_pool_loads_a_model_once_however_many_ask_at_once():
     pool = ModelPool(2)
-    loads, started = [], threading.Event()
+    pool._load_lock = counting = _CountingLock()
+    loads, all_asked = [], []
 
-    def slow_load():
+    def load_while_all_wait():
         loads.append(1)
-        started.set()
-        time.sleep(0.3)
+        all_asked.append(counting.wait_for_asked(6))  # the 5 others are at the load lock while this one loads
         return Model("a")
 
     got = []
-    threads = [threading.Thread(target=lambda: got.append(pool.get("a", slow_load))) for _ in range(6)]
+    threads = [threading.Thread(target=lambda: got.append(pool.get("a", load_while_all_wait))) for _ in range(6)]
     for t in threads:
         t.start()
     for t in threads:
-        t.join(10)
+        t.join(20)
+    assert all_asked == [True]
     assert len(loads) == 1 and len(got) == 6 and all(g is got[0] for g in got)
 
 
 def test_pool_loads_one_model_at_a_time():
     pool = ModelPool(3)
-    active, most = [0], [0]
+    pool._load_lock = counting = _CountingLock()
+    active, most, all_asked = [0], [0], []
     lock = threading.Lock()
 
     def load(name):
@@ -321,7 +348,7 @@ def test_pool_loads_one_model_at_a_time():
             with lock:
                 active[0] += 1
                 most[0] = max(most[0], active[0])
-            time.sleep(0.2)
+            all_asked.append(counting.wait_for_asked(3))  # the three loads have been asked for: they could overlap
             with lock:
                 active[0] -= 1
             return Model(name)
@@ -331,7 +358,8 @@ def test_pool_loads_one_model_at_a_time():
     for t in threads:
         t.start()
     for t in threads:
-        t.join(10)
+        t.join(20)
+    assert all_asked == [True, True, True]
     assert most[0] == 1 and sorted(pool.keys()) == ["a", "b", "c"]
 
 
@@ -379,31 +407,38 @@ def test_pool_with_real_encoders_releases_the_dropped_one(tmp_path):
 
 
 # --- the job queue ------------------------------------------------------------------------------------------------
+def _wait_for(changed: threading.Condition, predicate, timeout: float = 10) -> None:
+    """Wait until ``predicate()`` holds; the threads that change what it reads notify ``changed``."""
+    with changed:
+        assert changed.wait_for(predicate, timeout), "timed out waiting for the other threads"
+
+
 def test_queue_runs_at_most_max_jobs_in_arrival_order_and_says_what_is_ahead():
     queue = JobQueue(1, poll=0.02)
     order, seen = [], {}
-    gate = threading.Event()
+    gate, changed = threading.Event(), threading.Condition()
 
     def job(name, hold):
         def waiting(running, before):
-            seen.setdefault(name, []).append((running, before))
+            with changed:
+                seen.setdefault(name, []).append((running, before))
+                changed.notify_all()
         with queue.slot(waiting):
-            order.append(name)
+            with changed:
+                order.append(name)
+                changed.notify_all()
             if hold:
                 gate.wait(10)
 
     first = threading.Thread(target=job, args=("first", True))
     first.start()
-    while queue.running == 0:
-        time.sleep(0.01)
+    _wait_for(changed, lambda: order == ["first"])
     threads = []
     for name in ("second", "third"):
         t = threading.Thread(target=job, args=(name, False))
         t.start()
         threads.append(t)
-        while queue.waiting < len(threads):
-            time.sleep(0.01)
-    time.sleep(0.1)
+        _wait_for(changed, lambda: name in seen)  # queued and told where it stands, before the next one comes
     assert queue.running == 1 and queue.waiting == 2
     assert seen["second"][-1] == (1, 0) and seen["third"][-1] == (1, 1)
     gate.set()
@@ -414,23 +449,23 @@ def test_queue_runs_at_most_max_jobs_in_arrival_order_and_says_what_is_ahead():
 
 def test_with_two_slots_one_ending_job_is_enough_and_the_message_says_so():
     queue = JobQueue(2, poll=0.02)
-    gates = [threading.Event(), threading.Event()]
+    gates, entered = [threading.Event(), threading.Event()], [threading.Event(), threading.Event()]
     seen, started = [], []
 
     def long_job(k):
         with queue.slot():
+            entered[k].set()
             gates[k].wait(10)
 
     runners = [threading.Thread(target=long_job, args=(k,)) for k in range(2)]
     for t in runners:
         t.start()
-    while queue.running < 2:
-        time.sleep(0.01)
-    waiter = threading.Thread(target=lambda: queue.acquire(lambda r, b: seen.append((r, b))) or started.append(1)
-                              or queue.release())
+    assert all(e.wait(10) for e in entered) and queue.running == 2
+    told = threading.Event()
+    waiter = threading.Thread(target=lambda: queue.acquire(lambda r, b: seen.append((r, b)) or told.set())
+                              or started.append(1) or queue.release())
     waiter.start()
-    while not seen:
-        time.sleep(0.01)
+    assert told.wait(10), "the waiting job was never told where it stands"
     assert seen[-1] == (2, 0)
     msg = deploy.wait_message(*seen[-1], queue.max_jobs)
     assert "2 job(s) running, 0 waiting before yours" in msg and "when 1 more job ends" in msg

@@ -44,9 +44,7 @@ def large_dir(tmp_path_factory):
 @pytest.fixture(scope="module")
 def large(large_dir):
     enc = Encoder(resolve_model(large_dir), device="cpu", cache=EmbeddingCache())
-    s = Scorer(model=large_dir, layer=LAYER)
-    s._encoder = enc
-    return s
+    return Scorer(model=large_dir, layer=LAYER, encoder=enc)
 
 
 @pytest.fixture()

@@ -12,7 +12,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 import zipfile
 from pathlib import Path
 
@@ -219,13 +218,11 @@ def test_downloaded_wheels_are_deleted_after_success_unless_kept(fake):
 
 
 def test_no_index_access(fake):
-    """pip against an index that cannot be reached: a clear error, within seconds (one retry), that says how to
-    install from a folder."""
+    """pip against an index that cannot be reached: a clear error that says how to install from a folder. (That pip
+    gives up within seconds, one retry, is its command's bound: test_pip_is_always_bounded_and_uncached.)"""
     entry, _, home = fake
-    t0 = time.monotonic()
     with pytest.raises(ModelError, match=r"Could not download fake-part-001==0.0.1.*--index-url.*--from DIR"):
         inst.install(entry, home=home, index_url="http://127.0.0.1:9/simple")
-    assert time.monotonic() - t0 < 120
     assert installed_path(entry, home) is None
 
 
@@ -368,16 +365,18 @@ def test_stale_temp_folders_are_cleaned_and_a_running_install_is_waited_for(fake
     home.mkdir(parents=True)
     leftover = home / ".tmp-fake-model-killed"
     (leftover / "model").mkdir(parents=True)
-    stages, result = [], {}
+    stages, result, reported = [], {}, threading.Event()
+
+    def progress(stage, done, total):
+        stages.append(stage)
+        reported.set()
+
     with open(home / inst.LOCK_NAME, "a+") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         worker = threading.Thread(target=lambda: result.setdefault("path", inst.install(
-            entry, home=home, from_dir=wheels, progress=lambda s, d, t: stages.append(s))))
+            entry, home=home, from_dir=wheels, progress=progress)))
         worker.start()
-        for _ in range(200):
-            if stages:
-                break
-            time.sleep(0.05)
+        assert reported.wait(10), "the install reported nothing"
         assert stages == ["waiting for another install"]
         assert leftover.is_dir()  # the other install may still be using it
         fcntl.flock(lock, fcntl.LOCK_UN)

@@ -5,7 +5,6 @@ Real sockets on 127.0.0.1 play the hub and the proxy: a closed port (refuses), a
 queue is full (never answers: the kernel drops the connection attempt), and a listening socket (answers)."""
 
 import socket
-import time
 
 import pytest
 
@@ -99,18 +98,35 @@ def test_uncached_hub_model_offline_is_a_clear_error(monkeypatch):
     assert not calls  # transformers (and its retries) never ran
 
 
-def test_a_hub_that_never_answers_fails_in_under_3_seconds(monkeypatch, black_hole):
+@pytest.fixture()
+def probes(monkeypatch):
+    """The connection attempts made (``(address, timeout)``), and whether transformers (with its retries) ran."""
+    attempts, loads = [], []
+    connect = socket.create_connection
+
+    def recorded(address, timeout=None, *args, **kwargs):
+        attempts.append((address, timeout))
+        return connect(address, timeout, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "create_connection", recorded)
+    monkeypatch.setattr("transformers.AutoTokenizer.from_pretrained", lambda *a, **k: loads.append(a))
+    return attempts, loads
+
+
+def test_a_hub_that_never_answers_fails_after_one_probe_of_at_most_2_seconds(monkeypatch, black_hole, probes):
+    """Issue 11's "in under 3 s": one connection attempt bounded by the probe's 2 s timeout, and nothing else that
+    waits (transformers and its retries never run); an app rerun does not probe again. (Asserted on the attempts
+    made, not on the wall clock, which a loaded machine stretches.)"""
+    attempts, loads = probes
     monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{black_hole}")
-    start = time.monotonic()
     with pytest.raises(ModelError, match=rf"hub cannot be reached \(127\.0\.0\.1:{black_hole} did not answer within "
                                          r"2 s; offline\?\).*bundled model"):
         encoder.get_encoder(resolve_model("roberta-large"))
-    first = time.monotonic() - start
-    assert 1.5 < first < 3, first  # the probe waited for its timeout, once, and no more
-    start = time.monotonic()
+    assert encoder.HUB_PROBE_SECONDS == 2.0
+    assert attempts == [(("127.0.0.1", black_hole), encoder.HUB_PROBE_SECONDS)] and not loads
     with pytest.raises(ModelError, match="hub cannot be reached"):
         encoder.get_encoder(resolve_model("roberta-large"))  # an app rerun: the answer is remembered
-    assert time.monotonic() - start < 0.5
+    assert len(attempts) == 1 and not loads
 
 
 def test_the_probe_answer_is_reused_for_a_minute(monkeypatch, listener):
@@ -124,7 +140,7 @@ def test_the_probe_answer_is_reused_for_a_minute(monkeypatch, listener):
     assert listener.connections() == 2  # expired: probed again
 
 
-def test_through_a_proxy_the_proxy_is_probed(monkeypatch, listener, black_hole):
+def test_through_a_proxy_the_proxy_is_probed(monkeypatch, listener, black_hole, probes):
     """Behind a proxy a direct connection to the hub fails although the hub is reachable: probe the proxy."""
     closed = _closed_port()
     monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{closed}")  # direct: refused
@@ -139,9 +155,10 @@ def test_through_a_proxy_the_proxy_is_probed(monkeypatch, listener, black_hole):
     monkeypatch.delenv("NO_PROXY")
     monkeypatch.setenv("HF_ENDPOINT", "https://huggingface.co")
     monkeypatch.setenv("HTTPS_PROXY", f"http://user:secret@127.0.0.1:{black_hole}")
-    start = time.monotonic()
+    attempts, loads = probes
+    attempts.clear()
     with pytest.raises(ModelError, match=rf"the proxy 127\.0\.0\.1:{black_hole} \(from HTTPS_PROXY/HTTP_PROXY\) did "
                                          "not answer") as info:
         encoder.get_encoder(resolve_model("roberta-large"))
-    assert time.monotonic() - start < 3
+    assert attempts == [(("127.0.0.1", black_hole), encoder.HUB_PROBE_SECONDS)] and not loads  # one bounded probe
     assert "secret" not in str(info.value)

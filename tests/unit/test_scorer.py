@@ -18,7 +18,7 @@ import pytest
 import transformers
 
 import bertscore_viz
-from bertscore_viz import (BaselineError, ModelError, MultiReferenceExplanation, PairExplanation, Scorer,
+from bertscore_viz import (BaselineError, InputError, ModelError, MultiReferenceExplanation, PairExplanation, Scorer,
                            ScoreResult, score)
 from bertscore_viz.encoder import CACHE, EmbeddingCache, Encoder
 from bertscore_viz.models import BUNDLED_MODEL_NAME, bundled_model_path, resolve_model
@@ -115,8 +115,7 @@ def test_layers_in_any_order_in_a_fresh_encoder():
     """Regression: under transformers 5, running a truncated view before the full model once hooked the shared
     blocks twice, and the full model's hidden_states then repeated layers (layer 6 F1 0.865 instead of 0.911)."""
     enc = Encoder(resolve_model(None), device="cpu", cache=EmbeddingCache())
-    scorer = Scorer(layer=4)
-    scorer._encoder = enc
+    scorer = Scorer(layer=4, encoder=enc)
     for layer in (0, 4, 6, 2, 6, 4):
         enc.cache.clear()
         res = scorer.result(scorer.match(CANDS, REFS, layers=[layer]), layer=layer)
@@ -534,19 +533,73 @@ def test_weight_vector_and_side_flags_give_the_per_sentence_weights():
     assert unweighted.tolist() == [True]
 
 
-def test_score_keeps_no_maxima_but_a_subclass_wrapping_match_is_used():
-    """score() computes P/R/F on the device without match(); a subclass that wraps match() (the app queues model
-    passes there) still gets every score() through it, with the same numbers."""
-    calls = []
+def test_guard_is_held_around_every_model_pass_and_score_stays_on_the_fast_path():
+    """A guard (the app's job queue) is told the distinct sentences of each pass and held around it; score() is
+    the same device path with or without one, and equals the hand-computed values."""
+    import contextlib
 
-    class Wrapped(Scorer):
-        def match(self, candidates, references, layers=None, progress=None):
-            calls.append(len(candidates))
-            return super().match(candidates, references, layers=layers, progress=progress)
+    calls, held = [], []
+
+    @contextlib.contextmanager
+    def guard(n):
+        calls.append(n)
+        held.append(True)
+        try:
+            yield
+        finally:
+            held.pop()
 
     plain = Scorer(layer=4).score(CANDS, REFS)
-    assert not calls
-    wrapped = Wrapped(layer=4).score(CANDS, REFS)
-    assert calls == [len(CANDS)]
-    np.testing.assert_allclose(wrapped.f1, plain.f1, atol=1e-12, rtol=0)
+    guarded = Scorer(layer=4, guard=guard)
+    res = guarded.score(CANDS, REFS)
+    assert calls == [len(set(CANDS) | set(REFS))] and not held
+    np.testing.assert_array_equal(res.f1, plain.f1)
     np.testing.assert_allclose(plain.f1, [HAND[(4, False)][i][2] for i in range(len(CANDS))], atol=HAND_TOL)
+    guarded.match(CANDS, REFS)
+    guarded.explain(CANDS[0], REFS[0])
+    assert calls[1:] == [len(set(CANDS) | set(REFS)), 2]
+
+
+def test_match_keeping_scores_equals_keeping_tokens_for_every_layer_and_idf():
+    """keep="scores" keeps a few numbers per pair and gives result() the same numbers as the per-token maxima, for
+    each computed layer, idf off and on, raw and rescaled; other idf cannot be applied to it."""
+    sc = Scorer(layer=4)
+    refs = [[r, c] for c, r in zip(CANDS, REFS)]
+    full = sc.match(CANDS, refs, layers=[2, 4])
+    flat = [r for group in refs for r in group]
+    compact = sc.match(CANDS, refs, layers=[2, 4], keep="scores", idf_weights=sc.idf_weights(flat))
+    with pytest.raises(ModelError, match="without idf only"):
+        sc.result(sc.match(CANDS, refs, keep="scores"), idf=True)
+    assert compact.cand_best == () and not compact.keeps_tokens and full.keeps_tokens
+    for layer in (2, 4):
+        for idf in (False, True):
+            a = sc.result(full, layer=layer, idf=idf)
+            b = sc.result(compact, layer=layer, idf=idf)
+            np.testing.assert_allclose(b.raw_f1, a.raw_f1, atol=1e-12, rtol=0)
+            np.testing.assert_allclose(b.raw_precision, a.raw_precision, atol=1e-12, rtol=0)
+            np.testing.assert_array_equal(b.best_reference, a.best_reference)
+            assert b.warnings == a.warnings
+    with pytest.raises(ModelError, match="Layer 6 was not computed"):
+        sc.result(compact, layer=6)
+    six = compact.with_table(sc.match(CANDS, refs, layers=[6], keep="scores"))
+    np.testing.assert_allclose(sc.result(six, layer=6).raw_f1, sc.result(sc.match(CANDS, refs, layers=[6]),
+                                                                        layer=6).raw_f1, atol=1e-12, rtol=0)
+
+
+def test_scorer_doors_encoder_idf_weights_and_replace():
+    """The doors a client uses instead of private fields: a given encoder, fixed idf weights, replace()."""
+    from bertscore_viz.idf import compute_idf
+
+    enc = Encoder(resolve_model(None), device="cpu", cache=EmbeddingCache())
+    sc = Scorer(encoder=enc, layer=4)
+    assert sc.encoder is enc and sc.spec.name == enc.spec.name
+    weights = compute_idf(t.ids for t in enc.encode(REFS + CANDS))
+    fixed = sc.replace(idf_weights=weights)
+    assert fixed.encoder is enc and fixed.idf and fixed.idf_weights(["anything"]) is weights
+    own = Scorer(layer=4, idf_sentences=REFS + CANDS).score(CANDS, REFS)
+    np.testing.assert_allclose(fixed.score(CANDS, REFS).f1, own.f1, atol=1e-6, rtol=0)  # another forward batch
+    with pytest.raises(ModelError, match="does not exist"):
+        Scorer(encoder=enc, layer=7)
+    with pytest.raises(InputError, match="Unknown Scorer option"):
+        sc.replace(layers=3)
+    assert Scorer(layer=4, baseline_table=None, custom_baseline=True).custom_baseline

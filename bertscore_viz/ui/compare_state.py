@@ -1,0 +1,122 @@
+"""What the Compare page keeps for a browser session: one typed object instead of loose session keys.
+
+Everything is derived from the input file and kept only while that file is the input: the parsed table, the
+dataset built with the column mapping, the model pass (each pair's P/R/F per layer, idf off and on: a few numbers
+per pair), the scores at the last few settings, the significance of each, and a results file read from a
+``scores.parquet``. A new file, or **Forget**, drops all of it (:meth:`CompareState.forget`), so a session holds
+one dataset's work at a time. Other pages read what they need through the functions at the bottom
+(:func:`dataset_references`), never through this object's fields.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import streamlit as st
+
+#: Where the session keeps the object.
+STATE_KEY = "compare_state"
+#: The input ``{"name", "data", "origin"}``: the uploader and "Load example" put it here (tests may too).
+INPUT_KEY = "compare_input"
+#: Most settings (layer, idf, rescaling, baseline) whose scores are kept at once.
+MAX_KEPT_RESULTS = 8
+
+
+def _bounded_put(store: dict, key, value) -> None:
+    if key not in store and len(store) >= MAX_KEPT_RESULTS:
+        store.pop(next(iter(store)))
+    store[key] = value
+
+
+@dataclass
+class CompareState:
+    """The Compare page's work for one input file.
+
+    Attributes:
+        upload_id: ``file_id`` of the upload adopted last (a file is adopted once, not on every run showing it).
+        table: ``(file key, table, read problems)`` of the parsed input.
+        dataset: ``(file key, mapping, empty-cell rule)`` and the dataset built from it.
+        dataset_key: ``(dataset, model)`` and :func:`bertscore_viz.compare.dataset_key` of them.
+        language: ``(dataset, model)`` and the language warning for them (or None).
+        stats: ``(scoring key, ComparisonStats)`` of the model pass(es).
+        last_pass: ``(scoring key, seconds, run id)`` of the last model pass made on this page.
+        results: scores per setting (layer, idf, rescaling, baseline), the last :data:`MAX_KEPT_RESULTS`.
+        significance: bootstrap and tests per (scores, metric, correction).
+        results_file: ``(file key, ResultsTable, {rescaled: loaded results})`` for a ``scores.parquet``.
+        chosen: keys of system choices the user made (A, B, baseline); the others follow the ranking.
+        shown_index: segment positions of the rows the segment table shows (a clicked row maps to its segment).
+        jump_to_drill: a segment row was clicked: the next run opens the Drill-down tab.
+    """
+
+    upload_id: str | None = None
+    table: tuple | None = None
+    dataset: tuple | None = None
+    dataset_key: tuple | None = None
+    language: tuple | None = None
+    stats: tuple | None = None
+    last_pass: tuple | None = None
+    results: dict = field(default_factory=dict)
+    significance: dict = field(default_factory=dict)
+    results_file: tuple | None = None
+    chosen: set = field(default_factory=set)
+    shown_index: list = field(default_factory=list)
+    jump_to_drill: bool = False
+
+    def forget(self) -> None:
+        """Drop everything derived from the input (the input itself is dropped by :func:`forget_input`)."""
+        keep_upload = self.upload_id
+        self.__init__()  # type: ignore[misc]
+        self.upload_id = keep_upload
+
+    def put_result(self, key, value) -> None:
+        _bounded_put(self.results, key, value)
+
+    def put_significance(self, key, value) -> None:
+        _bounded_put(self.significance, key, value)
+
+    def once_per_dataset(self, slot: str, ds, model: str, compute) -> Any:
+        """``compute()`` once per dataset and model, kept in ``slot`` (``"dataset_key"`` or ``"language"``): the
+        dataset object is this session's own, so identity tells it is unchanged."""
+        cached = getattr(self, slot)
+        if cached and cached[0] is ds and cached[1] == model:
+            return cached[2]
+        value = compute()
+        setattr(self, slot, (ds, model, value))
+        return value
+
+
+def compare_state() -> CompareState:
+    """This browser session's Compare state (created on first use)."""
+    state = st.session_state.get(STATE_KEY)
+    if not isinstance(state, CompareState):
+        state = st.session_state[STATE_KEY] = CompareState()
+    return state
+
+
+def compare_input() -> dict | None:
+    return st.session_state.get(INPUT_KEY)
+
+
+def set_input(name: str, data: bytes, origin: str) -> None:
+    """A new input file: everything computed from the previous one is dropped."""
+    compare_state().forget()
+    st.session_state[INPUT_KEY] = {"name": name, "data": data, "origin": origin}
+
+
+def forget_input() -> None:
+    """No input, nothing computed from one."""
+    compare_state().forget()
+    st.session_state.pop(INPUT_KEY, None)
+
+
+def dataset_references() -> list[str] | None:
+    """The references of the dataset loaded on Compare (flattened, in order), or None: where Inspect can take
+    idf from."""
+    state = st.session_state.get(STATE_KEY)
+    if not isinstance(state, CompareState) or not state.dataset:
+        return None
+    ds = state.dataset[1]
+    if not getattr(ds, "ok", False):
+        return None
+    return [r for group in ds.references for r in group] or None
