@@ -810,7 +810,7 @@ def _block_table(ds: upload.Dataset, names: list[str], a: int, b: int, raw: np.n
     import pyarrow as pa
 
     from . import results_file
-    from .similarity import rescale as rescale_fn
+    from .scorer import rescaled as rescale_fn
 
     n_sys = len(names)
     seg = np.repeat(np.arange(a, b, dtype=np.int64), n_sys)

@@ -19,7 +19,6 @@ from typing import Callable, ContextManager, Sequence
 
 import numpy as np
 
-from . import similarity as sim_ops
 from .baseline import BaselineTable, find_baseline
 from .encoder import DEFAULT_TOKEN_BUDGET, Encoder, get_encoder
 from .errors import BaselineError, InputError, ModelError, shorten
@@ -209,6 +208,65 @@ def _indices(idx: Sequence[int], limit: int = 10) -> str:
     return shown + (f" and {len(idx) - limit} more" if len(idx) > limit else "")
 
 
+#: Pairs per call of the kernel when P/R/F are computed from kept per-token maxima (bounds the padded copies).
+KERNEL_PAIRS = 2048
+
+
+def _padded(arrays: Sequence[np.ndarray], dtype) -> np.ndarray:
+    out = np.zeros((len(arrays), max((len(a) for a in arrays), default=0)), dtype=dtype)
+    for row, a in enumerate(arrays):
+        out[row, : len(a)] = a
+    return out
+
+
+def prf_from_maxima(cand_best: Sequence[np.ndarray], ref_best: Sequence[np.ndarray],
+                    cand_weights: Sequence[np.ndarray], ref_weights: Sequence[np.ndarray], cand_empty: np.ndarray,
+                    ref_empty: np.ndarray) -> np.ndarray:
+    """Raw P, R, F of pairs from their per-token maxima and weights, on the CPU with the kernel every path uses
+    (:func:`bertscore_viz.tensor_ops.precision_recall_f1`, float64, bert-score's IEEE F1): ``(n_pairs, 3)``."""
+    import torch
+
+    from . import tensor_ops
+
+    n = len(cand_best)
+    out = np.empty((n, 3), dtype=np.float64)
+    for start in range(0, n, KERNEL_PAIRS):
+        sl = slice(start, min(n, start + KERNEL_PAIRS))
+        p, r, f = tensor_ops.precision_recall_f1(
+            torch.from_numpy(_padded(cand_best[sl], np.float32)), torch.from_numpy(_padded(ref_best[sl], np.float32)),
+            torch.from_numpy(_padded(cand_weights[sl], np.float64)),
+            torch.from_numpy(_padded(ref_weights[sl], np.float64)),
+            torch.from_numpy(np.asarray(cand_empty[sl], dtype=bool)),
+            torch.from_numpy(np.asarray(ref_empty[sl], dtype=bool)), safe=False)
+        out[sl] = torch.stack([p, r, f], dim=1).numpy()
+    return out
+
+
+def best_of_references(pair: np.ndarray, groups: Sequence[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Each candidate's maximum over its references, P, R and F separately, and which reference gave it:
+    :func:`bertscore_viz.tensor_ops.multi_reference_max` on ``(n_pairs, 3)`` float64 (NaN wins, as in bert-score)."""
+    if not len(groups):
+        return np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int64)
+    if len(groups) == len(pair):  # one reference each: the maximum is the pair itself
+        return np.array(pair, dtype=np.float64), np.zeros((len(pair), 3), dtype=np.int64)
+    import torch
+
+    from . import tensor_ops
+
+    best, arg = tensor_ops.multi_reference_max(torch.from_numpy(np.asarray(pair, dtype=np.float64)), list(groups))
+    return best.numpy(), arg.numpy().astype(np.int64)
+
+
+def rescaled(values, baseline) -> np.ndarray:
+    """``(x - b) / (1 - b)`` in float64 (:func:`bertscore_viz.tensor_ops.rescale`); ``b`` broadcasts."""
+    import torch
+
+    from . import tensor_ops
+
+    return tensor_ops.rescale(torch.as_tensor(np.asarray(values, dtype=np.float64)), np.asarray(
+        baseline, dtype=np.float64)).numpy()
+
+
 @dataclass(frozen=True)
 class MatchStats:
     """Greedy maxima of every (candidate, reference) pair at the layers computed.
@@ -314,19 +372,24 @@ class MatchStats:
             return side_cache[key]
 
         n = len(self.pair_candidate)
-        out = np.empty((n, 3), dtype=np.float64)
         notes: dict[str, list[int]] = {"empty_candidate": [], "empty_reference": [], "degenerate_idf": []}
+        wcs, wrs = [], []
+        c_flags = np.zeros(n, dtype=bool)
+        r_flags = np.zeros(n, dtype=bool)
         for p in range(n):
             wc, c_empty = side(self.cand_ids[self.pair_candidate[p]])
             wr, r_empty = side(self.ref_ids[p])
+            wcs.append(wc)
+            wrs.append(wr)
+            c_flags[p], r_flags[p] = c_empty, r_empty
             if c_empty:
                 notes["empty_candidate"].append(p)
             if r_empty:
                 notes["empty_reference"].append(p)
             if not (c_empty or r_empty) and (wc.sum() == 0 or wr.sum() == 0):
                 notes["degenerate_idf"].append(p)
-            out[p] = sim_ops.precision_recall_f1(self.cand_best[p][k], self.ref_best[p][k], wc, wr,
-                                                 c_empty, r_empty)
+        out = prf_from_maxima([self.cand_best[p][k] for p in range(n)], [self.ref_best[p][k] for p in range(n)],
+                              wcs, wrs, c_flags, r_flags)
         return out, notes
 
 
@@ -873,17 +936,11 @@ class Scorer:
         ``(n_pairs, 3)`` P/R/F of every pair (:meth:`result` and :meth:`score` share it)."""
         if isinstance(baseline, str):
             baseline = self.baseline_for(layer) if self.rescale_with_baseline else None
-        if len(stats.groups) == len(pair):  # one reference each: the maximum is the pair itself
-            best, arg = pair.copy(), np.zeros((len(pair), 3), dtype=np.int64)
-        else:
-            best, arg = sim_ops.multi_reference_max(pair, list(stats.groups))
-        if not len(best):
-            best = np.zeros((0, 3))
-            arg = np.zeros((0, 3), dtype=np.int64)
+        best, arg = best_of_references(pair, stats.groups)
         raw_p, raw_r, raw_f = best[:, 0], best[:, 1], best[:, 2]
         if baseline is not None:
             baseline = np.asarray(baseline, dtype=np.float64)
-            scaled = sim_ops.rescale(best, baseline)
+            scaled = rescaled(best, baseline)
             p, r, f = scaled[:, 0], scaled[:, 1], scaled[:, 2]
         else:
             p, r, f = raw_p, raw_r, raw_f
@@ -1049,9 +1106,10 @@ class Scorer:
             ref_side = self._token_side(ref, weights)
             # computed as the corpus path computes it, so that the maxima agree with score() to the bit
             s = _similarity_float64(vecs[0][self.layer], r_vecs[self.layer]).cpu().numpy()
-            cb, ci, rb, ri = sim_ops.greedy_match(s)
+            cb, ci, rb, ri = s.max(axis=1), s.argmax(axis=1), s.max(axis=0), s.argmax(axis=0)  # the greedy matches
             c_empty, r_empty = not np.any(~cand_side.special), not np.any(~ref_side.special)
-            p, r, f = sim_ops.precision_recall_f1(cb, rb, cand_side.weights, ref_side.weights, c_empty, r_empty)
+            p, r, f = prf_from_maxima([cb], [rb], [cand_side.weights], [ref_side.weights], np.array([c_empty]),
+                                      np.array([r_empty]))[0]
             msgs = []
             if c_empty:
                 msgs.append("The candidate is empty: P, R and F1 are 0.")
@@ -1085,16 +1143,17 @@ class Scorer:
             raw = np.array([p, r, f], dtype=np.float64)
             pairs.append(PairExplanation(
                 candidate, ref, cand_side, ref_side, s, ci, cb, ri, rb, float(p), float(r), float(f),
-                self.signature, None if self.baseline is None else sim_ops.rescale(raw, self.baseline),
+                self.signature, None if self.baseline is None else rescaled(raw, self.baseline),
                 self.baseline, tuple(msgs)))
         if isinstance(reference, str):
             return pairs[0]
         raw = np.array([[x.precision, x.recall, x.f1] for x in pairs])
-        best = raw.max(axis=0)
+        best, arg = best_of_references(raw, [(0, len(pairs))])
+        best, arg = best[0], arg[0]
         msgs = tuple(dict.fromkeys(m for x in pairs for m in x.warnings))
         return MultiReferenceExplanation(
-            tuple(pairs), raw.argmax(axis=0), float(best[0]), float(best[1]), float(best[2]), self.signature,
-            None if self.baseline is None else sim_ops.rescale(best, self.baseline), self.baseline, msgs)
+            tuple(pairs), arg, float(best[0]), float(best[1]), float(best[2]), self.signature,
+            None if self.baseline is None else rescaled(best, self.baseline), self.baseline, msgs)
 
 
 def score(candidates, references, model: str | None = None, layer: int | None = None, idf: bool = False,

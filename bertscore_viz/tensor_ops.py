@@ -1,7 +1,9 @@
-"""Batched BERTScore kernels in torch: the math of :mod:`bertscore_viz.similarity` on padded tensors.
+"""Batched BERTScore kernels in torch: the one place P/R/F1, the multi-reference maximum and rescaling are computed.
 
-The same functions serve scoring on any device (CPU, CUDA) and training: everything is differentiable with respect
-to the embeddings, nothing modifies its inputs, and nothing here does I/O or knows about models.
+The same functions serve scoring on any device (CPU, CUDA), the engine's host-side results (CPU tensors), the
+explanations and training: everything is differentiable with respect to the embeddings, nothing modifies its
+inputs, and nothing here does I/O or knows about models. An independent numpy version of the same math lives with
+the tests (``tests/numpy_reference.py``) and checks this one.
 
 Shapes (letters as in the einsum below):
     b: pairs in the batch; c: candidate tokens (padded); r: reference tokens (padded); h: hidden size.
@@ -90,7 +92,7 @@ def f1_score(precision: torch.Tensor, recall: torch.Tensor, safe: bool = True) -
     """``2PR / (P + R)``, with NaN (0/0 or a NaN input) replaced by 0 as in the reference; not clamped.
 
     ``safe`` (for training) keeps gradients finite: any ``P + R == 0`` gives 0. Without it the division is plain
-    IEEE, as numpy's in :func:`bertscore_viz.similarity.f1_score` (``x / 0`` with ``x != 0`` is infinite), so that
+    IEEE, as numpy's (``x / 0`` with ``x != 0`` is infinite, as in bert-score), so that
     scoring on the device gives the host path's numbers in every case.
     """
     if safe:

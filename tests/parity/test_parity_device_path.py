@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from bertscore_viz import BertScoreWarning, Scorer
-from bertscore_viz import similarity as sim_ops
+from tests import numpy_reference as sim_ops
 from bertscore_viz.encoder import CACHE
 from bertscore_viz.idf import uniform_weights
 

@@ -56,7 +56,7 @@ def test_engine_imports_and_scores_without_streamlit():
                 if p.stem not in ("__init__", "__main__")}
     assert expected <= imported, expected - imported
     assert {"bertscore_viz.scorer", "bertscore_viz.cli", "bertscore_viz.encoder",
-            "bertscore_viz.similarity"} <= imported
+            "bertscore_viz.tensor_ops"} <= imported
 
 
 @pytest.mark.slow

