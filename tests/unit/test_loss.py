@@ -50,6 +50,7 @@ def _assert_equal_scores(out, res, tol=1e-5):
     {"rescale_with_baseline": True},
     {"idf": True, "rescale_with_baseline": True, "layer": 6},
 ], ids=["plain", "idf-from-references", "idf-sentences", "rescaled", "idf-rescaled-layer6"])
+@pytest.mark.slow
 def test_one_hot_probabilities_and_ids_give_the_exact_score(options):
     loss_fn = BERTScoreLoss(**options)
     res = Scorer(**options).score(CANDS, REFS)

@@ -361,6 +361,7 @@ def test_progress_counts_distinct_sentences(s4):
 
 
 # --- batching and order do not change results -------------------------------------------------------------------
+@pytest.mark.slow
 def test_batch_size_token_budget_and_order_do_not_change_results():
     cands, refs = _wmt_pairs(8, "de-en", 300)
     cands = cands + ["Short.", "A rather longer candidate sentence, which pads the others in its batch a lot."]
