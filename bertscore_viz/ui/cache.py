@@ -27,7 +27,7 @@ import streamlit as st
 
 from .. import deploy
 from ..baseline import BaselineTable
-from ..encoder import get_encoder, release_encoder
+from ..encoder import CACHE, get_encoder, release_encoder
 from ..errors import BertScoreVizError, ModelError
 from ..models import ModelSpec
 from ..results import Signature
@@ -35,6 +35,12 @@ from ..scorer import Scorer
 
 log = logging.getLogger("bertscore_viz.app")
 policy = deploy.policy
+#: The embedding cache's bound in the app unless ``BERTSCORE_VIZ_CACHE_MB`` sets one: a server's memory is shared by
+#: its users, and the cache serves a small working set there (Inspect pairs, drill-downs, Compare's last pass), not
+#: a corpus (Compare keeps each pair's scores, not vectors).
+APP_CACHE_BYTES = 512 * 2**20
+if not os.environ.get("BERTSCORE_VIZ_CACHE_MB"):
+    CACHE.max_bytes = min(CACHE.max_bytes, APP_CACHE_BYTES)
 _POOL = deploy.ModelPool(policy().max_models, on_evict=release_encoder)
 _JOBS = deploy.JobQueue(policy().max_jobs)
 
