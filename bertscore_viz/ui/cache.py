@@ -168,9 +168,10 @@ def upload_limit_bytes(own_limit: int | None = None) -> int:
 
 def upload_widget_mb(own_limit: int | None = None) -> int:
     """``max_upload_size`` (whole MB, at least 1) for ``st.file_uploader``: the browser refuses larger files at
-    once. Rounded up, so that a limit that is not a whole number of MB (19.43) does not refuse files under it;
-    :func:`count_upload` enforces the exact limit."""
-    return max(1, -(-upload_limit_bytes(own_limit) // 2**20))
+    once. Streamlit's browser side counts that MB as 10^6 bytes (1024^2 on Windows), the server as 2^20: the
+    limit is rounded up in the smaller unit, so that a file the server's limit allows (19.42 MiB = 20.36 MB
+    under a 19.43 MiB limit) is never refused in the browser; :func:`count_upload` enforces the exact limit."""
+    return max(1, -(-upload_limit_bytes(own_limit) // 10**6))
 
 
 def upload_help(own_limit: int | None = None, rows: bool = False) -> str:
