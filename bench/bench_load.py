@@ -121,7 +121,11 @@ ENGINE_CHILD = """
 import sys, time
 sys.path.insert(0, sys.argv[1])
 import common  # noqa: F401
-from bertscore_viz import Scorer, upload
+from bertscore_viz import Scorer
+try:
+    from bertscore_viz.files import upload
+except ImportError:
+    from bertscore_viz import upload
 ds = upload.parse_upload(open(sys.argv[2], "rb").read(), "x.csv")
 n = int(sys.argv[3])
 cands = [c for name in ds.systems for c in ds.systems[name][:n]]

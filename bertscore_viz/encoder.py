@@ -220,6 +220,26 @@ def _device_of(value) -> str:
 CACHE = EmbeddingCache()
 
 
+_LIBC_TRIM = None
+
+
+def release_free_memory() -> None:
+    """Give memory the process has freed back to the operating system (glibc's ``malloc_trim``; a no-op where the C
+    library has none). A long pass frees many token-vector blocks of varying sizes, which glibc otherwise keeps
+    with the process: scoring 16,000 sentences grew a process by about 1 GB more than its cache held."""
+    global _LIBC_TRIM
+    if _LIBC_TRIM is None:
+        try:
+            import ctypes
+            import ctypes.util
+
+            _LIBC_TRIM = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+        except (OSError, AttributeError, TypeError):
+            _LIBC_TRIM = False
+    if _LIBC_TRIM:
+        _LIBC_TRIM(0)
+
+
 def resolve_device(device: str | None) -> str:
     import torch
 

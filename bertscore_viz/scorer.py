@@ -20,7 +20,7 @@ from typing import Callable, ContextManager, Sequence
 import numpy as np
 
 from .baseline import BaselineTable, find_baseline
-from .encoder import DEFAULT_TOKEN_BUDGET, Encoder, get_encoder
+from .encoder import DEFAULT_TOKEN_BUDGET, Encoder, get_encoder, release_free_memory
 from .errors import BaselineError, InputError, ModelError, shorten
 from .idf import IdfWeights, compute_idf, uniform_weights
 from .models import ModelSpec, resolve_model
@@ -805,12 +805,11 @@ class Scorer:
         cand_best: list[np.ndarray] = [None] * len(flat_refs)  # type: ignore[list-item]
         ref_best: list[np.ndarray] = [None] * len(flat_refs)  # type: ignore[list-item]
         with self.guarded(_distinct(cands, flat_refs)):
-            for start, stop, vecs in self._embedded_chunks(cands, flat_refs, pair_cand, layers, progress):
-                pairs = range(start, stop)
+            for pairs, vecs in self._embedded_chunks(cands, flat_refs, pair_cand, layers, progress):
                 cb, rb = match_batched([vecs[cands[pair_cand[p]]] for p in pairs],
                                        [vecs[flat_refs[p]] for p in pairs])
-                cand_best[start:stop] = cb
-                ref_best[start:stop] = rb
+                for j, p in enumerate(pairs):
+                    cand_best[p], ref_best[p] = cb[j], rb[j]
         return self._stats(layers, cands, flat_refs, pair_cand, groups, cand_tok, ref_tok, cand_best, ref_best)
 
     def _pair_table(self, cands: list[str], flat_refs: list[str], pair_cand: list[int], cand_tok, ref_tok,
@@ -834,13 +833,12 @@ class Scorer:
         pair_c_empty, r_empty = flags[0][0], flags[0][1]
         out = np.empty((len(layers), len(flat_refs), len(weights), 3), dtype=np.float64)
         with self.guarded(_distinct(cands, flat_refs)):
-            for start, stop, vecs in self._embedded_chunks(cands, flat_refs, pair_cand, layers, progress):
-                pairs = range(start, stop)
+            for pairs, vecs in self._embedded_chunks(cands, flat_refs, pair_cand, layers, progress):
                 for k in range(len(layers)):
-                    out[k, start:stop] = score_batched(
+                    out[k, pairs] = score_batched(
                         [vecs[cands[pair_cand[p]]][k] for p in pairs], [vecs[flat_refs[p]][k] for p in pairs],
-                        [cand_ids[pair_cand[p]] for p in pairs], ref_ids[start:stop], weights,
-                        pair_c_empty[start:stop], r_empty[start:stop])
+                        [cand_ids[pair_cand[p]] for p in pairs], [ref_ids[p] for p in pairs], weights,
+                        pair_c_empty[pairs], r_empty[pairs])
         either_empty = pair_c_empty | r_empty
         table = {}
         for j, on in enumerate(variants):
@@ -862,32 +860,40 @@ class Scorer:
 
     def _embedded_chunks(self, cands: list[str], flat_refs: list[str], pair_cand: list[int],
                          layers: Sequence[int], progress: ProgressFn | None):
-        """Embed the pairs chunk by chunk (:data:`CHUNK_PAIRS` pairs): yields ``(start, stop, vectors)`` where
-        ``vectors`` maps each text of pairs ``start .. stop - 1`` to its unit-vector tensors at ``layers`` (on the
-        encoder's device). Progress counts distinct texts embedded, over the whole call."""
+        """Embed the pairs chunk by chunk (:data:`CHUNK_PAIRS` pairs): yields ``(pairs, vectors)`` where ``pairs``
+        is an int64 array of pair indices and ``vectors`` maps each text of those pairs to its unit-vector tensors
+        at ``layers`` (on the encoder's device). Progress counts distinct texts embedded, over the whole call, and
+        never goes down.
+
+        Pairs that share a reference are embedded in the same chunk (several systems' outputs against one test
+        set arrive system after system): each reference is embedded once, whatever the cache's bound, instead of
+        once per system when the cache cannot hold a whole system's texts."""
         enc = self.encoder
         total = len(set(cands) | set(flat_refs))
-        done = 0
-        if progress:
-            progress(0, total)
-        seen: set[str] = set()
-        for start in range(0, len(flat_refs), CHUNK_PAIRS):
-            stop = min(start + CHUNK_PAIRS, len(flat_refs))
-            texts = list(dict.fromkeys([cands[pair_cand[p]] for p in range(start, stop)] + flat_refs[start:stop]))
-            new = [t for t in texts if t not in seen]
-            offset = done
+        shown = [0]
 
-            def chunk_progress(d: int, _t: int, offset=offset) -> None:
-                if progress:
-                    progress(min(total, offset + d), total)
-
-            vecs = dict(zip(texts, enc.embed_layers(texts, layers, batch_size=self.batch_size,
-                                                    token_budget=self.token_budget, progress=chunk_progress)))
-            seen.update(new)
-            done = min(total, len(seen))
+        def report(value: int) -> None:
             if progress:
-                progress(done, total)
-            yield start, stop, vecs
+                shown[0] = max(shown[0], min(total, value))
+                progress(shown[0], total)
+
+        report(0)
+        first: dict[str, int] = {}
+        order = np.argsort(np.fromiter((first.setdefault(r, p) for p, r in enumerate(flat_refs)), dtype=np.int64,
+                                       count=len(flat_refs)), kind="stable")
+        seen: set[str] = set()
+        for start in range(0, len(order), CHUNK_PAIRS):
+            pairs = order[start:start + CHUNK_PAIRS]
+            texts = list(dict.fromkeys([cands[pair_cand[p]] for p in pairs] + [flat_refs[p] for p in pairs]))
+            offset = len(seen)
+            vecs = dict(zip(texts, enc.embed_layers(texts, layers, batch_size=self.batch_size,
+                                                    token_budget=self.token_budget,
+                                                    progress=lambda d, _t, offset=offset: report(offset + d))))
+            seen.update(texts)
+            report(len(seen))
+            yield pairs, vecs
+            del vecs
+            release_free_memory()  # this chunk's vectors, once matched
 
     def _score_on_device(self, cands: list[str], groups_in: list[list[str]],
                          progress: ProgressFn | None) -> ScoreResult:

@@ -36,9 +36,9 @@ from ..scorer import Scorer
 log = logging.getLogger("bertscore_viz.app")
 policy = deploy.policy
 #: The embedding cache's bound in the app unless ``BERTSCORE_VIZ_CACHE_MB`` sets one: a server's memory is shared by
-#: its users, and the cache serves a small working set there (Inspect pairs, drill-downs, Compare's last pass), not
-#: a corpus (Compare keeps each pair's scores, not vectors).
-APP_CACHE_BYTES = 512 * 2**20
+#: its users, and the cache serves a small working set there (Inspect pairs and drill-downs: every layer of a few
+#: texts), not a corpus (Compare keeps each pair's scores, not vectors; a pass embeds each reference once anyway).
+APP_CACHE_BYTES = 128 * 2**20
 if not os.environ.get("BERTSCORE_VIZ_CACHE_MB"):
     CACHE.max_bytes = min(CACHE.max_bytes, APP_CACHE_BYTES)
 _POOL = deploy.ModelPool(policy().max_models, on_evict=release_encoder)
