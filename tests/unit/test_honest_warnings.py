@@ -182,3 +182,19 @@ def test_cyrillic_and_mixed_references_name_the_reference(scorer):
     ex = scorer.explain("The cat sat on the mat.", ["A cat sat on the mat.", "Der Hund bellt die ganze Nacht, "
                                                     "weil er nicht schlafen kann."])
     assert "Reference 2 looks like German (de)" in " ".join(ex.warnings)
+
+
+def test_a_large_dataset_is_checked_on_an_even_sample_and_says_so():
+    """Above max_segments the report looks at an even sample (first and last segment included), counts within it
+    and says what was checked; the verdict on each text is the one the whole check gives."""
+    english = "The committee said on Tuesday that it would publish the report next week."
+    russian = "Комитет заявил во вторник, что опубликует доклад на следующей неделе."
+    outputs = [russian if i % 2 else english for i in range(10)]
+    refs = [[english]] * 10
+    whole = dataset_languages(refs, {"s": outputs}, BUNDLED)
+    sampled = dataset_languages(refs, {"s": outputs}, BUNDLED, max_segments=4)
+    assert whole.checked == 10 and whole.systems["s"] == {"Cyrillic script": 5}
+    assert sampled.checked == 4 and sampled.n_segments == 10
+    assert sampled.systems["s"] == {"Cyrillic script": 2}  # segments 0, 3, 6, 9: 3 and 9 are Russian
+    assert "of 4 segments" in sampled.message() and "an even sample of the 10" in sampled.message()
+    assert "sample" not in whole.message()
