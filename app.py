@@ -16,23 +16,23 @@ st.set_option("client.showErrorDetails", "none")
 st.set_option("client.toolbarMode", "minimal")
 st.set_page_config(page_title="bertscore-viz", layout="wide")
 
-from bertscore_viz import deploy  # noqa: E402
+from bertscore_viz.serving import deploy  # noqa: E402
 
 try:  # a deployment setting that cannot be used (the image checks them before it starts; `streamlit run` does not)
     deploy.policy()
 except deploy.DeployConfigError as exc:
     logging.getLogger("bertscore_viz.app").error("unusable deployment settings: %s", exc)
     st.error("This server's settings cannot be used, so the app cannot start. Whoever runs the server finds the "
-             "reason in its log (`python -m bertscore_viz.deploy` checks the settings).", icon=":material/error:")
+             "reason in its log (`python -m bertscore_viz.serving.deploy` checks the settings).", icon=":material/error:")
     st.stop()
 
 from bertscore_viz.ui.settings import sidebar  # noqa: E402
 from bertscore_viz.ui.state import keep_widget_values  # noqa: E402
 
 PAGES = [
-    ("pages/inspect.py", "Inspect a pair", ":material/search:"),
-    ("pages/compare.py", "Compare systems", ":material/leaderboard:"),
-    ("pages/baselines.py", "Baselines and layers", ":material/tune:"),
+    ("app_pages/inspect.py", "Inspect a pair", ":material/search:"),
+    ("app_pages/compare.py", "Compare systems", ":material/leaderboard:"),
+    ("app_pages/baselines.py", "Baselines and layers", ":material/tune:"),
 ]
 
 nav = st.navigation([st.Page(str(HERE / path), title=title, icon=icon)

@@ -3,7 +3,7 @@
 Pairs: random pairs of sentences from ``data/newstest2017-english`` (the corpus of our shipped baseline),
 drawn exactly as ``python -m bertscore_viz baseline`` draws them (seed 0).
 
-* ours: :func:`bertscore_viz.baseline_compute.compute_baseline` (``Scorer.match(..., layers="all")`` per block, then
+* ours: :func:`bertscore_viz.rescaling.baseline_compute.compute_baseline` (``Scorer.match(..., layers="all")`` per block, then
   P/R/F of every layer), with the embedding cache emptied first.
 * bert-score: ``bert_score.score(..., all_layers=True)``, its fastest way to get every layer (one forward pass,
   every hidden state; the alternative, one call per layer with ``num_layers=L``, repeats the model pass per layer
@@ -38,9 +38,9 @@ def main() -> int:
     import torch
 
     from bertscore_viz import Scorer
-    from bertscore_viz import baseline_compute as bc
-    from bertscore_viz.encoder import CACHE
-    from bertscore_viz.models import bundled_model_path
+    from bertscore_viz.rescaling import baseline_compute as bc
+    from bertscore_viz.engine.cache import CACHE
+    from bertscore_viz.models.spec import bundled_model_path
 
     corpus = bc.read_corpus(NEWSTEST)
     blocks = bc.plan_pairs(len(corpus.sentences), args.pairs, seed=0)

@@ -77,7 +77,7 @@ def perturb(refs: list[str], strength: float, seed: int) -> list[str]:
 
 
 def make_dataset(n_systems: int, n_segments: int, words: int):
-    from bertscore_viz.upload import Dataset
+    from bertscore_viz.files.upload import Dataset
 
     refs = references(n_segments, words)
     systems = {f"sys{k:02d}": perturb(refs, 0.05 + 0.5 * k / max(1, n_systems - 1), seed=k) for k in range(n_systems)}
@@ -107,7 +107,8 @@ def run_engine(n_systems: int, n_segments: int, words: int) -> dict:
 def run(n_systems: int, n_segments: int, words: int, toggles: bool) -> dict:
     """The page's path in this process; times in seconds."""
     t0 = time.perf_counter()
-    from bertscore_viz import Scorer, compare
+    from bertscore_viz import Scorer
+    from bertscore_viz.comparison import compare
 
     t_import = time.perf_counter() - t0
     ds = make_dataset(n_systems, n_segments, words)

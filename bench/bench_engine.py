@@ -99,7 +99,7 @@ def memory_child(which: str, n: int, layer: int) -> None:
     else:
         import bert_score
 
-        from bertscore_viz.models import bundled_model_path
+        from bertscore_viz.models.spec import bundled_model_path
 
         _, _, f = bert_score.BERTScorer(model_type=str(bundled_model_path()), num_layers=layer).score(c, r)
         f = f.numpy()
@@ -121,7 +121,7 @@ def main() -> None:
 
     import torch
 
-    from bertscore_viz.models import BUNDLED_DEFAULT_LAYER, bundled_model_path
+    from bertscore_viz.models.spec import BUNDLED_DEFAULT_LAYER, bundled_model_path
 
     layer = BUNDLED_DEFAULT_LAYER if args.layer is None else args.layer
     if args.memory_child:
@@ -134,7 +134,7 @@ def main() -> None:
     import transformers
 
     from bertscore_viz import Scorer
-    from bertscore_viz.encoder import CACHE
+    from bertscore_viz.engine.cache import CACHE
 
     rounds = 1 if args.quick else args.rounds
     cands, refs = wmt16_pairs()
@@ -215,7 +215,7 @@ def main() -> None:
     # (d) memory -----------------------------------------------------------------------------------------------
     if not args.skip_memory:
         m = 2000 if args.quick else args.memory_pairs
-        from bertscore_viz.encoder import DEFAULT_CACHE_BYTES
+        from bertscore_viz.engine.cache import DEFAULT_CACHE_BYTES
 
         default_mb = f"default cache bound {DEFAULT_CACHE_BYTES / 2**20:,.0f} MB"
         for which, cache_mb, label in (("ours", None, default_mb), ("ours", "512", "BERTSCORE_VIZ_CACHE_MB=512"),

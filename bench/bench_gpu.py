@@ -57,8 +57,8 @@ def main() -> None:
     import transformers
 
     from bertscore_viz import Scorer
-    from bertscore_viz.encoder import CACHE
-    from bertscore_viz.models import resolve_model
+    from bertscore_viz.engine.cache import CACHE
+    from bertscore_viz.models.spec import resolve_model
 
     model = args.model
     if args.random_shape:

@@ -58,7 +58,7 @@ def random_model(shape: str, intermediate: int = 256, root: Path | None = None, 
     import torch
     import transformers
 
-    from bertscore_viz.models import bundled_model_path
+    from bertscore_viz.models.spec import bundled_model_path
 
     n_layers, hidden, heads, _ = SHAPES[shape]
     path = (root or models_dir()) / f"i{intermediate}" / shape
@@ -101,7 +101,7 @@ def measure(scorer, candidates: list[str], references: list[str], layer: int, wh
 
     Both start from an empty cache of their own; the tokenizer cache is warmed first (both paths share it).
     """
-    from bertscore_viz.encoder import EmbeddingCache
+    from bertscore_viz.engine.cache import EmbeddingCache
 
     enc = scorer.encoder
     sentences = len(set(enc.encode(candidates + references)[i].ids.tobytes()
@@ -148,8 +148,8 @@ def resident_child(path: str, warm_up: bool) -> None:
 
     import torch
 
-    from bertscore_viz.encoder import Encoder
-    from bertscore_viz.models import resolve_model
+    from bertscore_viz.engine.encoder import Encoder
+    from bertscore_viz.models.spec import resolve_model
 
     enc = Encoder(resolve_model(path), device="cpu")
     if warm_up:  # what the encoder did at load before issue 10
@@ -218,7 +218,7 @@ def main() -> None:
         print(f"{LABELS[shape]:<50} {b['host_ms']:>19.3f} {a['host_ms']:>7.3f} {b['host_ms'] / a['host_ms']:>5.1f}x"
               f"   {b['cached_bytes'] / 2**20:>21.3f} {a['cached_bytes'] / 2**20:>7.3f}  {a['forward_ms']:>15.1f}")
         del scorer
-        from bertscore_viz import encoder as _enc
+        from bertscore_viz.engine import encoder as _enc
 
         _enc._ENCODERS.clear()  # free the model before loading the next shape
         import gc

@@ -53,7 +53,9 @@ def main() -> None:
     ap.add_argument("--layer", type=int, default=None)
     args = ap.parse_args()
 
-    from bertscore_viz import Scorer, explain_table, plots
+    from bertscore_viz import Scorer
+    from bertscore_viz.engine import explain_table
+    from bertscore_viz.figures import plots
 
     scorer = Scorer(layer=args.layer)
     enc = scorer.encoder

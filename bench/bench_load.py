@@ -33,7 +33,7 @@ import common  # noqa: F401  (import path, offline hub)
 
 from playwright.async_api import async_playwright, expect
 
-from bertscore_viz import deploy
+from bertscore_viz.serving import deploy
 from tests.load import sessions as S
 from tests.load.conftest import Server, launch_browser, wide_csv
 

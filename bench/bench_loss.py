@@ -42,7 +42,7 @@ def wmt16_pairs() -> tuple[list[str], list[str]]:
 
 
 def clear_engine_cache() -> None:
-    from bertscore_viz import encoder
+    from bertscore_viz.engine import encoder
 
     cache = getattr(encoder, "CACHE", None)
     if cache is not None:

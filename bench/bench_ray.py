@@ -5,7 +5,7 @@ counter (`` #17``) so that no embedding cache hides work; one reference per cand
 model at its default layer, no idf.
 
 * in-process: ``Scorer().score(candidates, references)`` with all of torch's threads (embedding cache emptied).
-* Ray, 1 worker: :func:`bertscore_viz.distributed.score_files` on a local Ray instance, one actor with every CPU as
+* Ray, 1 worker: :func:`bertscore_viz.distributed.jobs.score_files` on a local Ray instance, one actor with every CPU as
   torch threads, input read from a Parquet file, output written as Parquet parts and merged.
 * Ray, 2 workers: two actors with half the CPUs each.
 
@@ -43,7 +43,7 @@ from common import NEWSTEST, ROOT  # noqa: E402 (sets the import path and offlin
 
 
 def make_pairs(n: int) -> tuple[list[str], list[str]]:
-    from bertscore_viz import baseline_compute as bc
+    from bertscore_viz.rescaling import baseline_compute as bc
 
     sents = list(bc.read_corpus(NEWSTEST).sentences)
     m = len(sents)
@@ -62,14 +62,14 @@ def write_parquet(path: Path, cands: list[str], refs: list[str]) -> Path:
 
 def _rss_mb() -> float:
     """This process's peak RSS, MB (the engine's measure: VmHWM on Linux, not inherited from the parent)."""
-    from bertscore_viz.distributed import _peak_rss_mb
+    from bertscore_viz.distributed.pool import _peak_rss_mb
 
     return _peak_rss_mb()
 
 
 def memory_run(src: Path, out: Path, address: str, pairs: int, block_segments: int, cpus: int) -> int:
     """The driver of the memory measurement (a fresh process): joins ``address``, scores ``src`` with 2 workers."""
-    from bertscore_viz import distributed
+    from bertscore_viz.distributed import jobs as distributed
 
     distributed.connect(address)
     import pyarrow.parquet  # noqa: F401  what score_files imports anyway (transformers brings torch): the fixed part
@@ -108,9 +108,9 @@ def main() -> int:
     import ray
     import torch
 
-    from bertscore_viz import distributed
-    from bertscore_viz.encoder import CACHE
-    from bertscore_viz.scorer import Scorer
+    from bertscore_viz.distributed import jobs as distributed
+    from bertscore_viz.engine.cache import CACHE
+    from bertscore_viz.engine.scorer import Scorer
 
     tmp = Path(tempfile.mkdtemp(prefix="bench_ray_"))
     cands, refs = make_pairs(args.pairs)

@@ -41,7 +41,7 @@ def bert_score_cells(tokenizer, sentences: list[str], batch_size: int = 64) -> t
 
 
 def our_cells(enc, sentences: list[str], batch_size: int, token_budget: int) -> tuple[int, int]:
-    from bertscore_viz.encoder import plan_batches
+    from bertscore_viz.engine.encoder import plan_batches
 
     lengths = sorted({t.ids.tobytes(): len(t.ids) for t in enc.encode(sentences)}.values(), reverse=True)
     batches = plan_batches(lengths, batch_size, token_budget)
@@ -62,8 +62,8 @@ def main() -> None:
     import transformers
 
     from bertscore_viz import Scorer
-    from bertscore_viz.encoder import CACHE
-    from bertscore_viz.models import BUNDLED_DEFAULT_LAYER, bundled_model_path
+    from bertscore_viz.engine.cache import CACHE
+    from bertscore_viz.models.spec import BUNDLED_DEFAULT_LAYER, bundled_model_path
 
     default_threads = torch.get_num_threads()
     sizes = [250] if args.quick else [int(x) for x in args.sizes.split(",")]

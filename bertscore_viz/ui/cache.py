@@ -1,4 +1,4 @@
-"""Where the app makes scorers, and so where the deployment policy (``bertscore_viz/deploy.py``) applies:
+"""Where the app makes scorers, and so where the deployment policy (``bertscore_viz/serving/deploy.py``) applies:
 
 - every model a browser user chooses passes :func:`resolve_model` (the allow-list; nothing outside it is looked up
   on the server's disk, and the message names no server path);
@@ -25,13 +25,14 @@ import re
 
 import streamlit as st
 
-from .. import deploy
-from ..baseline import BaselineTable
-from ..encoder import CACHE, get_encoder, release_encoder
-from ..errors import BertScoreVizError, ModelError
-from ..models import ModelSpec
-from ..results import Signature
-from ..scorer import Scorer
+from bertscore_viz.serving import deploy
+from bertscore_viz.engine.baseline import BaselineTable
+from bertscore_viz.engine.cache import CACHE
+from bertscore_viz.engine.encoder import get_encoder, release_encoder
+from bertscore_viz.errors import BertScoreVizError, ModelError
+from bertscore_viz.models.spec import ModelSpec
+from bertscore_viz.engine.results import Signature
+from bertscore_viz.engine.scorer import Scorer
 
 log = logging.getLogger("bertscore_viz.app")
 policy = deploy.policy
@@ -47,7 +48,7 @@ _JOBS = deploy.JobQueue(policy().max_jobs)
 
 # --- models -------------------------------------------------------------------------------------------------------
 def resolve_model(model: str | None) -> ModelSpec:
-    """:func:`bertscore_viz.models.resolve_model` for what a browser user chose, within the deployment's list.
+    """:func:`bertscore_viz.models.spec.resolve_model` for what a browser user chose, within the deployment's list.
 
     Raises:
         ModelNotAllowed: the model is not offered here (a clear message, no server path).
@@ -176,7 +177,7 @@ def upload_widget_mb(own_limit: int | None = None) -> int:
 
 def upload_help(own_limit: int | None = None, rows: bool = False) -> str:
     """The limits an uploader states, as this server applies them."""
-    from .. import upload
+    from bertscore_viz.files import upload
 
     pol = policy()
     text = f"At most {upload.describe_size(upload_limit_bytes(own_limit))} per file"
@@ -188,7 +189,7 @@ def upload_help(own_limit: int | None = None, rows: bool = False) -> str:
 def count_upload(data: bytes, name: str, own_limit: int | None = None) -> str | None:
     """Check one uploaded file against this server's limits and count it towards the session's total (each
     distinct file counts once, on whichever page it was uploaded). Returns why it is refused, or None."""
-    from .. import upload
+    from bertscore_viz.files import upload
 
     pol = policy()
     limit = upload_limit_bytes(own_limit)
@@ -207,9 +208,9 @@ def count_upload(data: bytes, name: str, own_limit: int | None = None) -> str | 
 
 
 def read_upload(data: bytes, name: str):
-    """:func:`bertscore_viz.upload.read_table` within the deployment's limits (:func:`count_upload`, and the most
+    """:func:`bertscore_viz.files.upload.read_table` within the deployment's limits (:func:`count_upload`, and the most
     rows per file). Returns ``(table or None, problems)``."""
-    from .. import upload
+    from bertscore_viz.files import upload
 
     refused = count_upload(data, name)
     if refused is not None:

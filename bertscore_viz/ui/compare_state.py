@@ -37,7 +37,7 @@ class CompareState:
         upload_id: ``file_id`` of the upload adopted last (a file is adopted once, not on every run showing it).
         table: ``(file key, table, read problems)`` of the parsed input.
         dataset: ``(file key, mapping, empty-cell rule)`` and the dataset built from it.
-        dataset_key: ``(dataset, model)`` and :func:`bertscore_viz.compare.dataset_key` of them.
+        dataset_key: ``(dataset, model)`` and :func:`bertscore_viz.comparison.compare.dataset_key` of them.
         language: ``(dataset, model)`` and the language warning for them (or None).
         stats: ``(scoring key, ComparisonStats)`` of the model pass(es).
         last_pass: ``(scoring key, seconds, run id)`` of the last model pass made on this page.

@@ -17,11 +17,13 @@ from dataclasses import replace
 import numpy as np
 import streamlit as st
 
-from .. import explain_table, export, plots
-from ..errors import BaselineError, BertScoreVizError
-from ..results import MultiReferenceExplanation, PairExplanation
-from . import cache
-from .messages import escape_markdown, show_warnings
+from bertscore_viz.engine import explain_table
+from bertscore_viz.files import export
+from bertscore_viz.figures import plots
+from bertscore_viz.errors import BaselineError, BertScoreVizError
+from bertscore_viz.engine.results import MultiReferenceExplanation, PairExplanation
+from bertscore_viz.ui import cache
+from bertscore_viz.ui.messages import escape_markdown, show_warnings
 
 METRICS = ("Precision", "Recall", "F1")
 #: The views of a pair, as tabs (the open one is kept in the session under ``<key>_view``).
@@ -151,7 +153,7 @@ def _downloads(explanation, pair: PairExplanation, view: tuple[bool, bool], key:
     Built only when clicked; the figures at full size (every token), with the page's special/merge choices.
     PNG and SVG come from matplotlib (installed with the app), the value printed in each heatmap cell.
     """
-    from .. import static_figures
+    from bertscore_viz.figures import static_figures
 
     sig = str(pair.signature)
 

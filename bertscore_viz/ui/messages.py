@@ -11,7 +11,7 @@ from typing import Iterable
 
 import streamlit as st
 
-from ..errors import BertScoreVizError
+from bertscore_viz.errors import BertScoreVizError
 
 
 _MD_SPECIAL = set("\\`*_{}[]()<>#+-.!|$~:")

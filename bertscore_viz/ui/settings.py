@@ -11,12 +11,12 @@ from dataclasses import dataclass, replace
 
 import streamlit as st
 
-from ..catalog import availability, catalog, get_entry
-from ..errors import BertScoreVizError
-from ..models import BUNDLED_MODEL_NAME
-from . import cache
-from .cache import resolve_model  # the deployment's allow-list applies to every model chosen here
-from .messages import show_error
+from bertscore_viz.models.catalog import availability, catalog, get_entry
+from bertscore_viz.errors import BertScoreVizError
+from bertscore_viz.models.spec import BUNDLED_MODEL_NAME
+from bertscore_viz.ui import cache
+from bertscore_viz.ui.cache import resolve_model  # the deployment's allow-list applies to every model chosen here
+from bertscore_viz.ui.messages import show_error
 
 log = logging.getLogger("bertscore_viz.app")
 
@@ -53,12 +53,18 @@ def current_settings() -> Settings:
 
 
 def _languages(model: str, rescale: bool) -> list[str]:
-    """The language choices: with rescaling, only languages with a baseline for the model (all when none)."""
+    """The language choices: with rescaling, only languages with a baseline for the model (shipped, made in this
+    session, or saved on this server by an earlier one; all when none)."""
     if not rescale:
         return LANGS
-    from ..baseline import languages_with_baseline
+    from bertscore_viz.engine.baseline import languages_with_baseline
 
     custom = [lang for (lang, m) in st.session_state.get("custom_baselines", {}) if m == model]
+    directory = cache.policy().baseline_dir
+    if directory:  # baselines saved on this server by earlier sessions
+        from bertscore_viz.serving.deploy import saved_baseline_path
+
+        custom += [lang for lang in LANGS if saved_baseline_path(directory, lang, model).is_file()]
     langs = list(dict.fromkeys(languages_with_baseline(model) + custom))
     if not langs:
         return LANGS

@@ -16,13 +16,15 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from bertscore_viz import Scorer, baseline_compute as bc
-from bertscore_viz.models import BUNDLED_MODEL_NAME
+from bertscore_viz import Scorer
+from bertscore_viz.rescaling import baseline_compute as bc
+from bertscore_viz.models.spec import BUNDLED_MODEL_NAME
 from bertscore_viz.ui.settings import Settings
+from .navigation import use_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("BERTSCORE_VIZ_DATA", ROOT / "data"))
-PAGE = str(ROOT / "pages" / "baselines.py")
+PAGE = str(ROOT / "app_pages" / "baselines.py")
 CORPUS = "\n".join((DATA / "newstest2017-english" / "newstest2017-fien-ref.en").read_text(encoding="utf-8")
                    .splitlines()[:50]).encode("utf-8")
 
@@ -32,7 +34,7 @@ def _page(lang: str = "en", **state) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
     at.run()
     at.switch_page(PAGE)
-    at.session_state["settings"] = Settings(lang=lang)
+    use_settings(at, Settings(lang=lang))
     for k, v in state.items():
         at.session_state[k] = v
     at.run()
@@ -107,8 +109,8 @@ def test_corpus_upload_computes_a_baseline_used_at_once():
     assert "this session's baseline" in _texts(at) and len(_charts(at)) == 4
     assert len(at.get("download_button")) == 2
     # used at once on another page: Inspect, with rescaling on, rescales with it (signature -custom-rescaled)
-    at.switch_page(str(ROOT / "pages" / "inspect.py"))
-    at.session_state["settings"] = Settings(lang="de", rescale=True)
+    at.switch_page(str(ROOT / "app_pages" / "inspect.py"))
+    use_settings(at, Settings(lang="de", rescale=True))
     at.run()
     at.text_area(key="inspect_candidate").input("The cat sat on the mat.")
     at.text_area(key="inspect_reference_0").input("There is a cat sitting on the mat.").run()

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from bertscore_viz.upload import content_key
+from bertscore_viz.files.upload import content_key
 from bertscore_viz.ui.settings import Settings
+from .navigation import use_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 SYSTEMS = ["paraphrase", "literal", "drops_content", "errors"]
@@ -33,9 +34,9 @@ def _page(data: bytes | None = None, name: str = "upload.csv", settings: Setting
           tab: str | None = None) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
     at.run()
-    at.switch_page(str(ROOT / "pages" / "compare.py"))
+    at.switch_page(str(ROOT / "app_pages" / "compare.py"))
     if settings is not None:
-        at.session_state["settings"] = settings
+        use_settings(at, settings)
     if data is not None:
         at.session_state["compare_input"] = {"name": name, "data": data}
     if tab is not None:
@@ -116,32 +117,34 @@ def test_toggling_idf_reuses_the_model_pass_and_a_new_layer_adds_one(example):
     and going back costs nothing."""
     at = example
     first = at.session_state["compare_state"].stats
-    at.session_state["settings"] = replace(at.session_state["settings"], idf=True)
+    use_settings(at, replace(at.session_state["settings"], idf=True))
     at.run()
     assert not at.exception
     assert any("all-MiniLM-L6-v2_L4_idf" in c.value for c in at.code)
     assert at.session_state["compare_state"].stats is first
-    at.session_state["settings"] = replace(at.session_state["settings"], layer=6)
+    use_settings(at, replace(at.session_state["settings"], layer=6))
     at.run()
     assert not at.exception
     assert any("all-MiniLM-L6-v2_L6_idf" in c.value for c in at.code)
     both = at.session_state["compare_state"].stats
     assert both[0] == first[0] and both[1].layers == (4, 6) and "Model pass:" in _texts(at)
-    at.session_state["settings"] = replace(at.session_state["settings"], layer=4, idf=False)
+    use_settings(at, replace(at.session_state["settings"], layer=4, idf=False))
     at.run()
     assert at.session_state["compare_state"].stats is both and "no model pass" in _texts(at)
 
 
-def test_rescaling_without_baseline_shows_the_message_and_raw_numbers(example):
-    at = example
-    at.session_state["settings"] = replace(at.session_state["settings"], rescale=True, idf=False, layer=4,
-                                           lang="xx")  # a language without a baseline for the model
+def test_rescaling_without_baseline_shows_the_message_and_raw_numbers():
+    """The page's answer when the settings ask for rescaling and no baseline exists (a model or layer without one:
+    the sidebar offers only languages with a baseline, so the page is run on its own with such settings)."""
+    at = AppTest.from_file(str(ROOT / "app_pages" / "compare.py"), default_timeout=240)
+    at.session_state["settings"] = Settings(rescale=True, lang="xx")  # a language without a baseline
+    at.session_state["compare_input"] = {"name": "example.csv",
+                                         "data": (ROOT / "bertscore_viz" / "examples" / "systems_example.csv").read_bytes()}
     at.run()
     assert not at.exception
     warning = " ".join(w.value for w in at.warning)
     assert "No rescaling baseline" in warning and "Showing raw numbers" in warning
     assert "(raw;" in at.success[0].value
-    at.session_state["settings"] = replace(at.session_state["settings"], rescale=False, lang="en")
 
 
 def test_segment_search(example):
@@ -231,12 +234,12 @@ def test_one_system_and_identical_systems(name, data):
 def test_rescaled_numbers_with_a_session_baseline():
     import numpy as np
 
-    from bertscore_viz.baseline import BaselineTable
+    from bertscore_viz.engine.baseline import BaselineTable
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
     at.run()
-    at.switch_page(str(ROOT / "pages" / "compare.py"))
-    at.session_state["settings"] = Settings(rescale=True)
+    at.switch_page(str(ROOT / "app_pages" / "compare.py"))
+    use_settings(at, Settings(rescale=True))
     at.session_state["custom_baselines"] = {("en", "all-MiniLM-L6-v2"): BaselineTable(np.full((7, 3), 0.5), "t")}
     at.session_state["compare_input"] = {"name": "example.csv", "data": (ROOT / "bertscore_viz" / "examples" /
                                                                          "systems_example.csv").read_bytes()}
@@ -301,9 +304,9 @@ def test_system_choices_follow_the_ranking_until_the_user_picks_one():
     import numpy as np
 
     from bertscore_viz import Scorer
-    from bertscore_viz.models import resolve_model
+    from bertscore_viz.models.spec import resolve_model
 
-    from .navigation import app, real_navigation
+    from .navigation import app
 
     data = _ranking_csv()
     fkey = content_key(data)
@@ -317,52 +320,50 @@ def test_system_choices_follow_the_ranking_until_the_user_picks_one():
     assert ranking[4][:2] == ["para", "short"] and ranking[1][:2] == ["short", "para"]
     assert max(r_means[4], key=r_means[4].get) == "longer"
 
-    with real_navigation():
-        at = app("compare.py", compare_input={"name": "ranking.csv", "data": data}, cmp_tab="Segments")
+    at = app("compare.py", compare_input={"name": "ranking.csv", "data": data}, cmp_tab="Segments")
 
-        def ab():
-            return at.selectbox(key=f"cmp_a_{fkey}").value, at.selectbox(key=f"cmp_b_{fkey}").value
+    def ab():
+        return at.selectbox(key=f"cmp_a_{fkey}").value, at.selectbox(key=f"cmp_b_{fkey}").value
 
-        assert ab() == ("para", "short")
-        at.sidebar.slider(key=layer_key).set_value(1).run()  # the ranking changes: A and B follow it
-        assert not at.exception, at.exception
-        assert ab() == ("short", "para")
-        at.selectbox(key=f"cmp_b_{fkey}").set_value("longer").run()  # the user's choice ...
-        at.sidebar.slider(key=layer_key).set_value(4).run()
-        assert ab() == ("para", "longer")  # ... stays; A, not chosen, follows
-        at.session_state["cmp_tab"] = "Significance"
-        at.run()
-        assert at.selectbox(key=f"cmp_baseline_{fkey}").value == "para"  # the F1 leader
-        at.selectbox(key=f"cmp_metric_{fkey}").set_value("R").run()
-        assert not at.exception, at.exception
-        base = at.selectbox(key=f"cmp_baseline_{fkey}")
-        assert base.value == "longer" and base.options[0] == "longer"  # the R leader; options ranked by R
-        sentences = [m.value.replace("\\", "") for m in at.markdown if m.value.startswith("- ")]
-        assert sentences and all(" on R: " in s and "longer" in s for s in sentences[0].splitlines())
+    assert ab() == ("para", "short")
+    at.sidebar.slider(key=layer_key).set_value(1).run()  # the ranking changes: A and B follow it
+    assert not at.exception, at.exception
+    assert ab() == ("short", "para")
+    at.selectbox(key=f"cmp_b_{fkey}").set_value("longer").run()  # the user's choice ...
+    at.sidebar.slider(key=layer_key).set_value(4).run()
+    assert ab() == ("para", "longer")  # ... stays; A, not chosen, follows
+    at.session_state["cmp_tab"] = "Significance"
+    at.run()
+    assert at.selectbox(key=f"cmp_baseline_{fkey}").value == "para"  # the F1 leader
+    at.selectbox(key=f"cmp_metric_{fkey}").set_value("R").run()
+    assert not at.exception, at.exception
+    base = at.selectbox(key=f"cmp_baseline_{fkey}")
+    assert base.value == "longer" and base.options[0] == "longer"  # the R leader; options ranked by R
+    sentences = [m.value.replace("\\", "") for m in at.markdown if m.value.startswith("- ")]
+    assert sentences and all(" on R: " in s and "longer" in s for s in sentences[0].splitlines())
 
 
 # --- the upload, "Load example" and "Forget" -----------------------------------------------------------------------
 def test_load_example_is_not_undone_by_the_file_still_in_the_uploader_and_forget_forgets():
-    from .navigation import app, real_navigation
+    from .navigation import app
 
     mine = b"reference,A,B\nThe cat sat.,A cat sat.,The cat sits.\nIt rained.,Rain fell.,It rained.\n"
-    with real_navigation():
-        at = app("compare.py")
-        at.file_uploader(key="cmp_file").set_value(("mine.csv", mine, "text/csv")).run()
-        assert not at.exception, at.exception
-        assert any("mine.csv" in c.value.replace("\\", "") for c in at.caption) and "**Best: B**" in _texts(at)
-        at.button(key="cmp_load_example").click().run()  # the uploader still holds mine.csv
-        assert any("systems_example.csv" in c.value.replace("\\", "") for c in at.caption)
-        assert "Best: literal" in at.success[0].value
-        at.run()
-        assert "Best: literal" in at.success[0].value  # and on the next run too
-        at.button(key="cmp_forget").click().run()
-        assert not at.exception, at.exception
-        assert "Best:" not in _texts(at) and any("Load example" in i.value for i in at.info)
-        state = at.session_state["compare_state"]
-        assert state.stats is None and state.dataset is None and state.table is None
-        at.file_uploader(key="cmp_file").set_value(("again.csv", mine, "text/csv")).run()  # a new upload
-        assert any("again.csv" in c.value.replace("\\", "") for c in at.caption) and "**Best: B**" in _texts(at)
+    at = app("compare.py")
+    at.file_uploader(key="cmp_file").set_value(("mine.csv", mine, "text/csv")).run()
+    assert not at.exception, at.exception
+    assert any("mine.csv" in c.value.replace("\\", "") for c in at.caption) and "**Best: B**" in _texts(at)
+    at.button(key="cmp_load_example").click().run()  # the uploader still holds mine.csv
+    assert any("systems_example.csv" in c.value.replace("\\", "") for c in at.caption)
+    assert "Best: literal" in at.success[0].value
+    at.run()
+    assert "Best: literal" in at.success[0].value  # and on the next run too
+    at.button(key="cmp_forget").click().run()
+    assert not at.exception, at.exception
+    assert "Best:" not in _texts(at) and any("Load example" in i.value for i in at.info)
+    state = at.session_state["compare_state"]
+    assert state.stats is None and state.dataset is None and state.table is None
+    at.file_uploader(key="cmp_file").set_value(("again.csv", mine, "text/csv")).run()  # a new upload
+    assert any("again.csv" in c.value.replace("\\", "") for c in at.caption) and "**Best: B**" in _texts(at)
 
 
 def test_a_file_name_with_markup_is_shown_as_text():
@@ -409,21 +410,20 @@ def test_a_model_listed_under_a_label_is_the_model_it_names(monkeypatch):
     """An operator's ``label=path`` entry resolves through the allow-list (``ui_cache.resolve_model``), as on the
     other pages: the numbers name the real model, and the label and the model's own name share one model pass
     (the engine's ``resolve_model`` took the label for a hub name, so the same model was scored again)."""
-    from bertscore_viz import deploy
-    from bertscore_viz.models import BUNDLED_MODEL_NAME, bundled_model_path
+    from bertscore_viz.serving import deploy
+    from bertscore_viz.models.spec import BUNDLED_MODEL_NAME, bundled_model_path
 
-    from .navigation import app, real_navigation, texts
+    from .navigation import app, texts
 
     monkeypatch.setattr(deploy, "_POLICY",
                         deploy.Policy(models=(f"house-model={bundled_model_path()}", BUNDLED_MODEL_NAME)))
-    with real_navigation():
-        at = app("compare.py", model_choice="house-model")
-        at.button(key="cmp_load_example").click().run()
-        assert not at.exception, at.exception
-        assert not at.error, [e.value for e in at.error]
-        assert at.success[0].value.startswith("**Best: literal**")
-        assert any(c.value.startswith("signature: ") and BUNDLED_MODEL_NAME in c.value for c in at.code)
-        first_pass = at.session_state["compare_state"].last_pass
-        at.sidebar.selectbox(key="model_choice").set_value(BUNDLED_MODEL_NAME).run()
-        assert not at.exception, at.exception
-        assert at.session_state["compare_state"].last_pass is first_pass and "no model pass" in texts(at)
+    at = app("compare.py", model_choice="house-model")
+    at.button(key="cmp_load_example").click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    assert at.success[0].value.startswith("**Best: literal**")
+    assert any(c.value.startswith("signature: ") and BUNDLED_MODEL_NAME in c.value for c in at.code)
+    first_pass = at.session_state["compare_state"].last_pass
+    at.sidebar.selectbox(key="model_choice").set_value(BUNDLED_MODEL_NAME).run()
+    assert not at.exception, at.exception
+    assert at.session_state["compare_state"].last_pass is first_pass and "no model pass" in texts(at)

@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from bertscore_viz import deploy
-from bertscore_viz.models import BUNDLED_MODEL_NAME, bundled_model_path
+from bertscore_viz.serving import deploy
+from bertscore_viz.models.spec import BUNDLED_MODEL_NAME, bundled_model_path
 from bertscore_viz.ui.settings import OTHER, Settings
+from .navigation import use_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = (ROOT / "bertscore_viz" / "examples" / "systems_example.csv").read_bytes()
@@ -32,9 +33,12 @@ def _app(page: str | None = None, **state) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
     at.run()
     if page:
-        at.switch_page(str(ROOT / "pages" / page))
+        at.switch_page(str(ROOT / "app_pages" / page))
     for k, v in state.items():
-        at.session_state[k] = v
+        if k == "settings":
+            use_settings(at, v)
+        else:
+            at.session_state[k] = v
     at.run()
     assert not at.exception, at.exception
     return at
@@ -53,12 +57,24 @@ def _sidebar_with(typed: str) -> AppTest:
 
 
 def _inspect_a_pair_rescaled_in_french(at) -> None:
-    """Go to Inspect with rescaling on for French (the bundled model ships no French baseline) and score a pair."""
-    at.switch_page(str(ROOT / "pages" / "inspect.py"))
-    at.session_state["settings"] = Settings(lang="fr", rescale=True)
+    """Go to Inspect with rescaling on for French and score a pair (the sidebar offers French when a French
+    baseline exists: saved on the server, or made in the session)."""
+    at.switch_page(str(ROOT / "app_pages" / "inspect.py"))
+    use_settings(at, Settings(lang="fr", rescale=True))
     at.run()
     at.text_area(key="inspect_candidate").input("The cat sat on the mat.")
     at.text_area(key="inspect_reference_0").input("There is a cat sitting on the mat.").run()
+
+
+def _inspect_page_rescaled_in_french() -> AppTest:
+    """The Inspect page on its own, asked to rescale a French pair (the bundled model has no French baseline; the
+    sidebar would not offer French, so the page is run alone with those settings) ."""
+    at = AppTest.from_file(str(ROOT / "app_pages" / "inspect.py"), default_timeout=300)
+    at.session_state["settings"] = Settings(lang="fr", rescale=True)
+    at.session_state["inspect_candidate"] = "The cat sat on the mat."
+    at.session_state["inspect_reference_0"] = "There is a cat sitting on the mat."
+    at.run()
+    return at
 
 
 def _problems(at) -> list[str]:
@@ -72,7 +88,7 @@ def _texts(at) -> str:
 
 @pytest.mark.parametrize("typed", ["/etc", str(bundled_model_path()), "roberta-large", "../../../root"])
 def test_a_locked_server_offers_no_free_text_and_refuses_it_plainly(with_policy, typed):
-    from bertscore_viz.deploy import ModelNotAllowed
+    from bertscore_viz.serving.deploy import ModelNotAllowed
     from bertscore_viz.ui import cache as ui_cache
 
     with_policy()
@@ -150,11 +166,11 @@ def test_baselines_page_uploads_count_towards_the_limits(with_policy):
     with_policy(session_upload_mb=0.012)  # the 5 kB corpus, then the 10.8 kB example on Compare: over 12 kB
     at = _app("baselines.py", baseline_corpus_input={"name": "corpus.txt", "data": CORPUS})
     assert not at.error and not at.button(key="bl_compute").disabled
-    at.switch_page(str(ROOT / "pages" / "compare.py"))
+    at.switch_page(str(ROOT / "app_pages" / "compare.py"))
     at.session_state["compare_input"] = {"name": "example.csv", "data": EXAMPLE}
     at.run()
     assert any("This session has uploaded 15.6 kB with this file" in p for p in _problems(at))
-    at.switch_page(str(ROOT / "pages" / "baselines.py"))
+    at.switch_page(str(ROOT / "app_pages" / "baselines.py"))
     at.session_state["baseline_file_input"] = {"name": "mine.tsv", "data": BASELINE}  # 0.1 kB more: still fits
     at.run()
     assert not at.exception and not at.error
@@ -170,11 +186,12 @@ def test_no_server_path_reaches_the_page_when_a_baseline_is_missing(with_policy)
     text = _all_text(at).replace("\\", "")
     assert "baselines/fr/all-MiniLM-L6-v2.tsv does not exist" in text
     assert str(ROOT) not in text and str(Path.home()) not in text
-    _inspect_a_pair_rescaled_in_french(at)
+    at = _inspect_page_rescaled_in_french()
     text = _all_text(at).replace("\\", "")
     assert "No rescaling baseline" in text and "baselines/fr/all-MiniLM-L6-v2.tsv" in text
     assert str(ROOT) not in text and str(Path.home()) not in text
-    at.switch_page(str(ROOT / "pages" / "compare.py"))  # Compare: the scores are raw, and the warning says why
+    at = AppTest.from_file(str(ROOT / "app_pages" / "compare.py"), default_timeout=300)  # Compare: raw, and why
+    at.session_state["settings"] = Settings(lang="fr", rescale=True)
     at.session_state["compare_input"] = {"name": "example.csv", "data": EXAMPLE}
     at.run()
     text = _all_text(at).replace("\\", "")
@@ -210,8 +227,9 @@ def test_a_downloaded_provenance_names_no_server_directory(tmp_path):
     the command line records it): the provenance the page offers for download keeps everything but the paths."""
     import json
 
-    from bertscore_viz import Scorer, baseline_compute as bc
-    from bertscore_viz.models import ModelSpec
+    from bertscore_viz import Scorer
+    from bertscore_viz.rescaling import baseline_compute as bc
+    from bertscore_viz.models.spec import ModelSpec
     from bertscore_viz.ui import cache as ui_cache
 
     d = tmp_path / "mini"
@@ -290,7 +308,7 @@ def test_unusable_settings_stop_the_app_with_a_plain_message(monkeypatch):
     assert not at.exception
     assert [e.value for e in at.error] == [
         "This server's settings cannot be used, so the app cannot start. Whoever runs the server finds the reason "
-        "in its log (`python -m bertscore_viz.deploy` checks the settings)."]
+        "in its log (`python -m bertscore_viz.serving.deploy` checks the settings)."]
     assert "BERTSCORE_VIZ_MAX_JOBS" not in _texts(at)
 
 

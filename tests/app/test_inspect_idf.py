@@ -6,12 +6,14 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from bertscore_viz import Scorer, upload
+from bertscore_viz import Scorer
+from bertscore_viz.files import upload
 from bertscore_viz.ui.compare_state import CompareState
 from bertscore_viz.ui.settings import Settings
+from .navigation import use_settings
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "pages" / "inspect.py")
+PAGE = str(ROOT / "app_pages" / "inspect.py")
 CAND, REF = "The cat sat on the mat.", "There is a cat sitting on the mat."
 CORPUS = ["The cat sat on the mat.", "A dog barked at night.", "There is a cat.", "It rained all day."]
 
@@ -22,7 +24,7 @@ def _metrics(at):
 
 def _run(**state) -> AppTest:
     at = AppTest.from_file(PAGE, default_timeout=240)
-    at.session_state["settings"] = Settings(idf=True)
+    use_settings(at, Settings(idf=True))
     for k, v in state.items():
         at.session_state[k] = v
     at.run()

@@ -2,10 +2,8 @@
 
 Two ways in: the whole app (``app.py``: navigation + the real sidebar, settings given as the sidebar widgets'
 state before the first run) and the page on its own (settings changed between reruns of one session).
-AppTest quirk (streamlit 1.67): with a ``pages/`` folder next to ``app.py``, reruns after the first execute only
-the page file, not the main script, so the sidebar does not run again; sidebar changes are therefore tested with a
-fresh run per setting, and changes within one session through the page itself. (Where the session mechanism
-matters, ``tests/app/navigation.py`` runs the real navigation: see ``test_session_state.py``.)
+A page run on its own (``AppTest.from_file`` of the page) has no sidebar: settings are changed through the session
+state between reruns. (The whole app with its navigation: ``tests/app/navigation.py``, ``test_session_state.py``.)
 
 The views of a pair (heatmap, alignment, token table) are tabs of which only the open one is drawn; a test opens
 one by setting its key (``inspect_view``), as a click on the tab does.
@@ -21,13 +19,14 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from bertscore_viz import Scorer
-from bertscore_viz.baseline import BaselineTable, shipped_baseline_path
-from bertscore_viz.models import resolve_model
+from bertscore_viz.engine.baseline import BaselineTable, shipped_baseline_path
+from bertscore_viz.models.spec import resolve_model
 from bertscore_viz.ui.settings import LANGS, Settings
+from .navigation import use_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
-PAGE = str(ROOT / "pages" / "inspect.py")
+PAGE = str(ROOT / "app_pages" / "inspect.py")
 MODEL = resolve_model(None).name
 LAYER_KEY = f"layer::{MODEL}"
 TIMEOUT = 240
@@ -54,7 +53,7 @@ def run_app(**state) -> AppTest:
 def run_page(settings: Settings | None = None, **state) -> AppTest:
     at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
     if settings is not None:
-        at.session_state["settings"] = settings
+        use_settings(at, settings)
     for k, v in state.items():
         at.session_state[k] = v
     return at.run()
@@ -127,11 +126,11 @@ def test_layer_change_takes_effect():
 def test_layer_change_within_a_session_needs_no_new_page(engine):
     at = run_page(Settings())
     expect_metrics(at, (0.906293, 0.868974, 0.887242))
-    at.session_state["settings"] = Settings(layer=6)
+    use_settings(at, Settings(layer=6))
     at.run()
     expect_metrics(at, (0.915798, 0.906159, 0.910953))
     # idf from a single reference is degenerate: the engine's warning, and no made-up recall
-    at.session_state["settings"] = Settings(layer=6, idf=True)
+    use_settings(at, Settings(layer=6, idf=True))
     at.run()
     ex = Scorer(layer=6, idf=True).explain(EX_CAND, EX_REF)
     assert np.isnan(ex.recall)
@@ -162,7 +161,7 @@ def test_rescale_within_a_session(engine):
     at = run_page(Settings(), custom_baselines={("en", MODEL): TABLE})
     at = type_pair(at, CAND, REF)
     before = metrics(at)
-    at.session_state["settings"] = Settings(rescale=True)
+    use_settings(at, Settings(rescale=True))
     at.run()
     ex = Scorer(rescale_with_baseline=True, baseline_table=TABLE).explain(CAND, REF)
     expect_metrics(at, ex.rescaled, rescaled=True)
@@ -270,7 +269,7 @@ def test_render_explanation_can_appear_twice_with_prefixed_keys():
 
 
 def test_changing_layer_idf_or_rescaling_costs_no_model_pass(monkeypatch):
-    from bertscore_viz.encoder import Encoder
+    from bertscore_viz.engine.encoder import Encoder
 
     calls = []
     real_forward = Encoder._forward
@@ -286,7 +285,7 @@ def test_changing_layer_idf_or_rescaling_costs_no_model_pass(monkeypatch):
     first = metrics(at)
     calls.clear()
     for settings in (Settings(layer=2), Settings(layer=6, idf=True), Settings(layer=5, rescale=True), Settings()):
-        at.session_state["settings"] = settings
+        use_settings(at, settings)
         at.run()
         assert not at.exception
     assert calls == []

@@ -8,8 +8,8 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from bertscore_viz.catalog import INSTALLED_MARKER
-from bertscore_viz.models import BUNDLED_MODEL_NAME, bundled_model_path
+from bertscore_viz.models.catalog import INSTALLED_MARKER
+from bertscore_viz.models.spec import BUNDLED_MODEL_NAME, bundled_model_path
 
 TIMEOUT = 240
 
@@ -32,7 +32,7 @@ def home(tmp_path, monkeypatch):
 @pytest.fixture
 def open_server(monkeypatch):
     """A deployment that lets users type directories and fetch hub names (a researcher's own machine)."""
-    from bertscore_viz import deploy
+    from bertscore_viz.serving import deploy
 
     monkeypatch.setattr(deploy, "_POLICY", deploy.Policy(allow_custom_models=True, allow_downloads=True))
 
@@ -40,7 +40,7 @@ def open_server(monkeypatch):
 @pytest.fixture
 def locked_server(monkeypatch):
     """The default deployment: the bundled and installed models only."""
-    from bertscore_viz import deploy
+    from bertscore_viz.serving import deploy
 
     monkeypatch.setattr(deploy, "_POLICY", deploy.Policy())
 
@@ -129,7 +129,7 @@ def test_an_operators_label_is_shown_and_the_model_keeps_its_own_name(home, monk
     """``BERTSCORE_VIZ_MODELS="mpnet=/models/all-mpnet-base-v2"`` (docs/DEPLOY.md): users pick "mpnet"; the
     signature, the layer default and the baselines are those of all-mpnet-base-v2 (here the bundled weights under
     that directory name, so the default layer 7 is capped to this copy's 6)."""
-    from bertscore_viz import deploy
+    from bertscore_viz.serving import deploy
 
     d = home / "models" / "all-mpnet-base-v2"
     d.mkdir(parents=True)

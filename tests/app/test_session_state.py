@@ -17,12 +17,12 @@ import pytest
 from streamlit.elements import form as st_form
 from streamlit.elements.lib import policies
 
-from bertscore_viz import deploy
-from bertscore_viz.models import BUNDLED_MODEL_NAME
+from bertscore_viz.serving import deploy
+from bertscore_viz.models.spec import BUNDLED_MODEL_NAME
 from bertscore_viz.ui import state
-from bertscore_viz.upload import content_key
+from bertscore_viz.files.upload import content_key
 
-from .navigation import ROOT, app, go, real_navigation, texts
+from .navigation import ROOT, app, go, texts
 
 EXAMPLE = (ROOT / "bertscore_viz" / "examples" / "systems_example.csv").read_bytes()
 EX = content_key(EXAMPLE)
@@ -39,8 +39,7 @@ NOT_KEPT = {"cmp_segments": "a row selection is an action (it opens the drill-do
 
 @pytest.fixture
 def nav():
-    with real_navigation():
-        yield
+    yield
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
 """The sidebar's signature is that of the numbers shown; with rescaling, only languages with a baseline."""
 
-from bertscore_viz.baseline import languages_with_baseline
+from bertscore_viz.engine.baseline import languages_with_baseline
 from bertscore_viz.ui import cache
 from bertscore_viz.ui.settings import Settings
 

@@ -44,7 +44,7 @@ def wide_rows(n: int, start: int = 0) -> dict[str, list[str]]:
 @pytest.fixture(scope="session")
 def ray_session():
     import ray
-    from bertscore_viz.distributed import connect
+    from bertscore_viz.distributed.jobs import connect
 
     if not ray.is_initialized():
         ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False)

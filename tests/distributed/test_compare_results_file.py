@@ -12,16 +12,19 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from bertscore_viz import distributed, results_file, upload
+from bertscore_viz.distributed import jobs as distributed
+from bertscore_viz.comparison import results_file
+from bertscore_viz.files import upload
 from bertscore_viz.errors import InputError
 
 from .conftest import ROOT, wide_rows
+from tests.app.navigation import use_settings
 
 
 def _page(name: str, data: bytes) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
     at.run()
-    at.switch_page(str(ROOT / "pages" / "compare.py"))
+    at.switch_page(str(ROOT / "app_pages" / "compare.py"))
     at.session_state["compare_input"] = {"name": name, "data": data}
     at.run()
     assert not at.exception, at.exception
@@ -166,8 +169,8 @@ def test_no_warning_when_the_sidebar_matches_the_file(rescaled_file):
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
     at.run()
-    at.switch_page(str(ROOT / "pages" / "compare.py"))
-    at.session_state["settings"] = Settings(idf=True, rescale=True)
+    at.switch_page(str(ROOT / "app_pages" / "compare.py"))
+    use_settings(at, Settings(idf=True, rescale=True))
     at.session_state["compare_input"] = {"name": "scores.parquet", "data": rescaled_file.read_bytes()}
     at.run()
     assert not at.exception, at.exception

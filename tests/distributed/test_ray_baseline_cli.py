@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bertscore_viz import baseline_compute as bc
-from bertscore_viz import distributed
-from bertscore_viz.cli import main
-from bertscore_viz.scorer import Scorer
+from bertscore_viz.rescaling import baseline_compute as bc
+from bertscore_viz.distributed import jobs as distributed
+from bertscore_viz.cli.entry import main
+from bertscore_viz.engine.scorer import Scorer
 
 from .conftest import ROOT, wide_rows
 

@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bertscore_viz import distributed
-from bertscore_viz.scorer import Scorer
+from bertscore_viz.distributed import jobs as distributed
+from bertscore_viz.engine.scorer import Scorer
 
 from .conftest import ROOT, wide_rows
 

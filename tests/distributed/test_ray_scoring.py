@@ -15,9 +15,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from bertscore_viz import distributed, results_file, upload
+from bertscore_viz.cli import ray as ray_cli
+from bertscore_viz.distributed import inputs, pool
+from bertscore_viz.distributed import jobs as distributed
+from bertscore_viz.comparison import results_file
+from bertscore_viz.files import upload
 from bertscore_viz.errors import InputError
-from bertscore_viz.scorer import Scorer
+from bertscore_viz.engine.scorer import Scorer
 
 from .conftest import wide_rows, write_long_csv
 
@@ -192,7 +196,7 @@ def test_bad_input_is_refused_before_any_worker(no_ray, tmp_path, make, message)
 
 def test_a_missing_mapped_column_is_named(no_ray, tmp_path):
     path = _csv(tmp_path / "x.csv", "ref,hyp\nThe cat.,A cat.\n")
-    mapping = distributed.mapping_from_args(["reference"], "hyp")
+    mapping = inputs.mapping_from_args(["reference"], "hyp")
     with pytest.raises(InputError, match="'reference'"):
         distributed.score_files(path, tmp_path / "out", mapping=mapping)
 
@@ -260,7 +264,7 @@ def test_a_block_failing_on_every_attempt_stops_the_job_keeping_the_finished_blo
     with pytest.raises(distributed.WorkerError) as err:
         distributed.score_files(small_csv, out, block_segments=15, workers=2, fail_once=str(marker))
     msg = str(err.value)
-    assert f"block 1 failed on all {distributed.BLOCK_ATTEMPTS} attempts" in msg
+    assert f"block 1 failed on all {pool.BLOCK_ATTEMPTS} attempts" in msg
     assert "RuntimeError: injected failure in block 1" in msg and "run the same command again" in msg
     assert "Traceback" not in msg
     kept = sorted(p.name for p in (out / distributed.PARTS_DIR).glob("part-*.parquet"))
@@ -278,7 +282,7 @@ def test_a_block_failing_on_every_attempt_stops_the_job_keeping_the_finished_blo
 def model_without_weights(tmp_path):
     """A model directory the driver can check (config.json) but no worker can load: as when a model is missing on
     a node of the cluster."""
-    from bertscore_viz.models import resolve_model
+    from bertscore_viz.models.spec import resolve_model
 
     d = tmp_path / "broken-model"
     d.mkdir()
@@ -288,7 +292,7 @@ def model_without_weights(tmp_path):
 
 def test_a_worker_that_cannot_start_is_a_message_not_a_traceback(ray_session, small_csv, model_without_weights,
                                                                  tmp_path, capsys):
-    from bertscore_viz.cli import main
+    from bertscore_viz.cli.entry import main
 
     out = tmp_path / "out"
     with pytest.raises(distributed.WorkerError, match=r"a worker could not start \(.*Could not load model"):
@@ -389,13 +393,13 @@ def test_a_parquet_file_with_zero_rows_is_a_clear_error(no_ray, tmp_path):
 
 
 def test_source_and_segment_id_columns_can_be_named_on_the_command_line(no_ray, tmp_path):
-    from bertscore_viz.cli import build_parser
+    from bertscore_viz.cli.entry import build_parser
 
     path = _csv(tmp_path / "x.csv", "key,src,gold,hyp_a,hyp_b\nk1,Die Katze.,The cat.,A cat.,Cat.\n"
                                     "k2,Der Hund.,The dog.,A dog.,Dog.\n")
     args = build_parser().parse_args(["score", "--ray", "--input", str(path), "--output", str(tmp_path / "out"),
                                       "--reference-column", "gold", "--system-columns", "hyp_a", "hyp_b",
                                       "--source-column", "src", "--segment-id-column", "key"])
-    ds = distributed.read_input(path, distributed.mapping_from_cli(args))
+    ds = distributed.read_input(path, ray_cli.mapping_from_cli(args))
     assert ds.segment_ids == ["k1", "k2"] and ds.sources == ["Die Katze.", "Der Hund."]
     assert list(ds.systems) == ["hyp_a", "hyp_b"]

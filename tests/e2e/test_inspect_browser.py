@@ -8,8 +8,8 @@ import re
 from playwright.sync_api import expect
 
 from bertscore_viz import Scorer
-from bertscore_viz.baseline import shipped_baseline_path
-from bertscore_viz.models import resolve_model
+from bertscore_viz.engine.baseline import shipped_baseline_path
+from bertscore_viz.models.spec import resolve_model
 
 from .conftest import ARTIFACTS
 

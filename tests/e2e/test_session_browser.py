@@ -9,7 +9,9 @@ from pathlib import Path
 
 from playwright.sync_api import expect
 
-from bertscore_viz import Scorer, compare, upload
+from bertscore_viz import Scorer
+from bertscore_viz.comparison import compare
+from bertscore_viz.files import upload
 
 from .conftest import ARTIFACTS
 

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from playwright.async_api import async_playwright, expect
 
-from bertscore_viz.baseline import BaselineTable, format_baseline
+from bertscore_viz.engine.baseline import BaselineTable, format_baseline
 
 from . import sessions as S
 from .conftest import ARTIFACTS, health_seconds, launch_browser, wide_csv

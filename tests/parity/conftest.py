@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import bert_score
-from bertscore_viz.models import bundled_model_path
+from bertscore_viz.models.spec import bundled_model_path
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("BERTSCORE_VIZ_DATA") or ROOT / "data") / "wmt16-da-to-english"

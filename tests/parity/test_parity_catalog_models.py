@@ -20,7 +20,7 @@ import pytest
 
 import bert_score
 from bertscore_viz import Scorer
-from bertscore_viz.catalog import get_entry, installed_path
+from bertscore_viz.models.catalog import get_entry, installed_path
 
 from .conftest import ATOL, flatten, multi_reference_set, no_negative_best, parity_set
 

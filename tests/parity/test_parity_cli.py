@@ -10,7 +10,7 @@ import pytest
 
 from bert_score_cli import score as bert_score_cli
 from bertscore_viz import Scorer
-from bertscore_viz.cli import main
+from bertscore_viz.cli.entry import main
 
 from .conftest import MODEL, no_negative_best, read_lines
 

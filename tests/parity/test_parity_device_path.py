@@ -1,4 +1,4 @@
-"""The tensor path (padded batches on the device, :mod:`bertscore_viz.tensor_ops`) against the numpy path (pair by
+"""The tensor path (padded batches on the device, :mod:`bertscore_viz.engine.tensor_ops`) against the numpy path (pair by
 pair, :mod:`bertscore_viz.similarity`, on the same embeddings) and against bert-score 0.3.13, on real WMT16 pairs
 mixed with short edge cases and the longest references (so batches mix lengths): idf, several references,
 rescaling. ``Scorer.score`` computes each pair's P/R/F on the device; ``Scorer.result(Scorer.match(...))`` from the
@@ -11,8 +11,8 @@ import pytest
 
 from bertscore_viz import BertScoreWarning, Scorer
 from tests import numpy_reference as sim_ops
-from bertscore_viz.encoder import CACHE
-from bertscore_viz.idf import uniform_weights
+from bertscore_viz.engine.cache import CACHE
+from bertscore_viz.engine.idf import uniform_weights
 
 from .conftest import ATOL, EDGE_CASES, flatten, no_negative_best, wmt_pairs
 

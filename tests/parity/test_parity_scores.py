@@ -15,7 +15,7 @@ import pytest
 
 from bert_score.utils import get_idf_dict, sent_encode
 from bertscore_viz import BertScoreWarning, Scorer
-from bertscore_viz.encoder import CACHE
+from bertscore_viz.engine.cache import CACHE
 
 from .conftest import ATOL, EDGE_CASES, flatten, long_set, multi_reference_set, no_negative_best, parity_set
 

@@ -3,7 +3,7 @@ made-up baseline (7 layers of the bundled model; the numbers only have to be kno
 
 import numpy as np
 
-from bertscore_viz.baseline import BaselineTable
+from bertscore_viz.engine.baseline import BaselineTable
 
 CAND = "The players were playing unbelievably well."
 REF = "Players played incredibly well."

@@ -11,7 +11,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from bertscore_viz.convert_e5 import QK, convert, convert_from_wheel, dequantize_q4, read_e5s1
+from bertscore_viz.models.convert_e5 import QK, convert, convert_from_wheel, dequantize_q4, read_e5s1
 from bertscore_viz.errors import ModelError
 
 H, NL, NH, FF, MAXP, TVS, EPS = 64, 2, 2, 128, 16, 2, 1e-12
@@ -237,7 +237,7 @@ def test_convert_from_wheel_checks_the_member_digest(converted, tmp_path):
 
 def test_scores_with_the_engine(converted):
     from bertscore_viz import Scorer
-    from bertscore_viz.models import resolve_model
+    from bertscore_viz.models.spec import resolve_model
 
     _, _, out, _ = converted
     res = Scorer(model=str(out), layer=2).score(["the cat sat"], ["the cat sat"])

@@ -14,11 +14,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bertscore_viz import deploy, fileio
-from bertscore_viz.baseline import BaselineTable, read_baseline
-from bertscore_viz.deploy import DeployConfigError, JobQueue, ModelNotAllowed, ModelPool, Policy, load_policy
+from bertscore_viz.serving import deploy
+from bertscore_viz.files import fileio
+from bertscore_viz.engine.baseline import BaselineTable, read_baseline
+from bertscore_viz.serving.deploy import DeployConfigError, JobQueue, ModelNotAllowed, ModelPool, Policy, load_policy
 from bertscore_viz.errors import ModelError
-from bertscore_viz.models import BUNDLED_MODEL_NAME, bundled_model_path
+from bertscore_viz.models.spec import BUNDLED_MODEL_NAME, bundled_model_path
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -83,7 +84,7 @@ def test_unknown_or_malformed_config_file(tmp_path):
 
 # --- the model allow-list -----------------------------------------------------------------------------------------
 def test_installed_catalog_models_are_offered_by_default_and_only_when_installed(tmp_path, monkeypatch):
-    from bertscore_viz import catalog
+    from bertscore_viz.models import catalog
 
     monkeypatch.setenv("BERTSCORE_VIZ_HOME", str(tmp_path))
     assert "all-mpnet-base-v2" not in deploy.offered_models(Policy())
@@ -130,8 +131,9 @@ def test_an_operator_list_with_a_label_for_a_directory():
 def test_a_labelled_model_keeps_its_real_name_default_layer_and_baselines():
     """docs/DEPLOY.md's example ``mpnet=/path/all-mpnet-base-v2``: the label is what users pick; signatures,
     baseline files and the default layer follow the model (the catalog entry of the directory's name)."""
-    from bertscore_viz import Scorer, catalog
-    from bertscore_viz.baseline import find_baseline
+    from bertscore_viz import Scorer
+    from bertscore_viz.models import catalog
+    from bertscore_viz.engine.baseline import find_baseline
 
     installed = catalog.installed_path(catalog.get_entry("all-mpnet-base-v2"))
     assert installed is not None, "the offline catalog model all-mpnet-base-v2 is installed in this environment"
@@ -229,7 +231,7 @@ def test_listed_hub_names_obey_downloads_off_and_load_from_the_cache_only(hub_ca
 
     import huggingface_hub.constants
 
-    from bertscore_viz.encoder import get_encoder, release_encoder
+    from bertscore_viz.engine.encoder import get_encoder, release_encoder
 
     pol = Policy(models=(hub_cache, "big=someorg/not-cached-xyz"))
     with pytest.raises(ModelNotAllowed, match="'big' is not on this server, and downloads are turned off"):
@@ -385,7 +387,7 @@ def test_a_dropped_model_still_in_use_is_taken_back_not_loaded_twice():
 
 
 def test_pool_with_real_encoders_releases_the_dropped_one(tmp_path):
-    from bertscore_viz.encoder import get_encoder, loaded_encoders, release_encoder
+    from bertscore_viz.engine.encoder import get_encoder, loaded_encoders, release_encoder
 
     dirs = []
     for name in ("mini-a", "mini-b"):  # the bundled weights under two names: two models to the registry
@@ -638,7 +640,7 @@ def test_a_write_the_file_system_refuses_is_a_clear_error_and_changes_nothing(tm
 def _deploy_exec(env: dict) -> subprocess.CompletedProcess:
     show = "import os; print('CAP=' + os.environ.get('STREAMLIT_SERVER_MAX_UPLOAD_SIZE', 'unset'))"
     env = {k: v for k, v in os.environ.items() if k != "STREAMLIT_SERVER_MAX_UPLOAD_SIZE"} | env
-    return subprocess.run([sys.executable, "-m", "bertscore_viz.deploy", "--exec", sys.executable, "-c", show],
+    return subprocess.run([sys.executable, "-m", "bertscore_viz.serving.deploy", "--exec", sys.executable, "-c", show],
                           capture_output=True, text=True, cwd=ROOT, timeout=120, env=env)
 
 

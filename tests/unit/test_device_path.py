@@ -18,10 +18,11 @@ import torch
 
 from bertscore_viz import Scorer
 from tests import numpy_reference as sim_ops
-from bertscore_viz.encoder import EmbeddingCache, Encoder, plan_batches
-from bertscore_viz.idf import uniform_weights
-from bertscore_viz.models import resolve_model
-from bertscore_viz.scorer import similarity_dtype
+from bertscore_viz.engine.cache import EmbeddingCache
+from bertscore_viz.engine.encoder import Encoder, plan_batches
+from bertscore_viz.engine.idf import uniform_weights
+from bertscore_viz.models.spec import resolve_model
+from bertscore_viz.engine.matching import similarity_dtype
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 if str(BENCH) not in sys.path:
@@ -70,7 +71,7 @@ def test_plan_batches(lengths, kwargs, expected):
 
 
 def test_padding_aware_batches_have_more_real_cells_on_real_data():
-    from bertscore_viz.encoder import get_encoder
+    from bertscore_viz.engine.encoder import get_encoder
 
     enc = get_encoder(resolve_model(None), "cpu")
     cands, refs = wmt_pairs(250)
@@ -228,7 +229,7 @@ def test_cosines_are_summed_in_float64_on_cpu_and_cuda_only():
     assert similarity_dtype("cpu") == torch.float64
     assert similarity_dtype("cuda") == similarity_dtype(torch.device("cuda", 1)) == torch.float64
     assert similarity_dtype("mps") == similarity_dtype("xpu") == similarity_dtype("meta") == torch.float32
-    from bertscore_viz.scorer import _similarity_float64
+    from bertscore_viz.engine.matching import _similarity_float64
 
     a = torch.nn.functional.normalize(torch.randn(3, 5, 16), dim=-1)
     b = torch.nn.functional.normalize(torch.randn(3, 7, 16), dim=-1)
@@ -261,7 +262,7 @@ def test_a_device_bound_evicts_only_that_devices_entries_and_at_once():
 
 
 def test_releasing_an_encoder_drops_its_cached_vectors():
-    from bertscore_viz.encoder import release_encoder
+    from bertscore_viz.engine.encoder import release_encoder
 
     spec = resolve_model(None)
     cache = EmbeddingCache()

@@ -9,7 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bertscore_viz import Scorer, explain_table as et, export
+from bertscore_viz import Scorer
+from bertscore_viz.engine import explain_table as et
+from bertscore_viz.files import export
 
 from .pair_example import CAND, REF, TABLE
 

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from bertscore_viz import Scorer
-from bertscore_viz.export import neutralize_cell, safe_csv, to_json
+from bertscore_viz.files.export import neutralize_cell, safe_csv, to_json
 
 SIG = "all-MiniLM-L6-v2_L4_no-idf_version=bertscore-viz-0.1.0(hug_trans=5.23.0)"
 

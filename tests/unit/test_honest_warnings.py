@@ -8,11 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bertscore_viz import Scorer, explain_table, languages, plots
-from bertscore_viz.catalog import get_entry
-from bertscore_viz.languages import dataset_languages, language_of, mismatch, multilingual_hint, pair_message
-from bertscore_viz.results import TokenSide
-from bertscore_viz.scorer import unknown_message
+from bertscore_viz import Scorer
+from bertscore_viz.engine import explain_table, languages
+from bertscore_viz.figures import plots
+from bertscore_viz.models.catalog import get_entry
+from bertscore_viz.engine.languages import dataset_languages, language_of, mismatch, multilingual_hint, pair_message
+from bertscore_viz.engine.results import TokenSide
+from bertscore_viz.engine.token_notes import unknown_message
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 WMT = DATA / "wmt16-da-to-english"
@@ -171,7 +173,7 @@ def test_a_german_pair_warns_on_inspect_with_the_install_command(scorer, tmp_pat
     (home / E5 / "config.json").write_text("{}")
     import json
 
-    from bertscore_viz.catalog import INSTALLED_MARKER
+    from bertscore_viz.models.catalog import INSTALLED_MARKER
 
     (home / E5 / INSTALLED_MARKER).write_text(json.dumps({"recipe_version": getattr(entry, "recipe_version", 1)}))
     assert multilingual_hint(BUNDLED, home=home) == ("use a multilingual model: multilingual-e5-small is installed "

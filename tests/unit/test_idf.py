@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from bertscore_viz import Scorer
-from bertscore_viz.idf import compute_idf, uniform_weights
+from bertscore_viz.engine.idf import compute_idf, uniform_weights
 
 CLS, SEP = 101, 102
 A, CAT, DOG, THE, UNSEEN = 1037, 4937, 3899, 1996, 7592

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from bertscore_viz import BertScoreWarning, InputError, ModelError, Scorer, score
-from bertscore_viz.scorer import normalize_inputs
+from bertscore_viz.engine.scorer import normalize_inputs
 
 LONG = " ".join(["evaluation"] * 300 + ["metric"] * 300)  # 600 words, > 512 tokens
 

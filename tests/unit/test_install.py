@@ -18,11 +18,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bertscore_viz import install as inst
-from bertscore_viz.catalog import (E5_SMALL, INSTALLED_MARKER, MPNET, Part, get_entry, install_state, installed_path,
-                                   status_line)
-from bertscore_viz.cli import main
-from bertscore_viz.convert_e5 import CONVERTER_VERSION
+from bertscore_viz.models import install as inst
+from bertscore_viz.models.catalog import (E5_SMALL, INSTALLED_MARKER, MPNET, Part, get_entry, install_state,
+                                          installed_path, status_line)
+from bertscore_viz.cli.entry import main
+from bertscore_viz.models.convert_e5 import CONVERTER_VERSION
 from bertscore_viz.errors import ModelError
 
 from .test_convert_e5 import write_e5s1
@@ -317,7 +317,7 @@ def test_e5_member_digest_is_checked(e5_wheel, tmp_path):
 
 def test_any_failure_while_converting_is_clear_and_leaves_nothing(e5_wheel, tmp_path, monkeypatch):
     """Not only OSError: a bug or a bad file inside the converter gives a ModelError and removes the temp folder."""
-    from bertscore_viz import convert_e5
+    from bertscore_viz.models import convert_e5
 
     entry, wheels = e5_wheel
     home = tmp_path / "home"
@@ -334,7 +334,7 @@ def test_any_failure_while_converting_is_clear_and_leaves_nothing(e5_wheel, tmp_
 
 def test_an_install_of_an_older_recipe_version_is_replaced(e5_wheel, tmp_path, monkeypatch, capsys):
     """A marker of another converter version counts as not installed, says to reinstall, and install replaces it."""
-    from bertscore_viz.models import resolve_model
+    from bertscore_viz.models.spec import resolve_model
 
     entry, wheels = e5_wheel
     home = tmp_path / "home"

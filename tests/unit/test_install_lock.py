@@ -7,7 +7,7 @@ import threading
 
 from filelock import FileLock
 
-from bertscore_viz import install as inst
+from bertscore_viz.models import install as inst
 
 
 def test_the_lock_waits_for_its_holder_and_says_so(tmp_path):

@@ -13,9 +13,9 @@ import pytest
 import torch
 
 from bertscore_viz import InputError, Scorer
-from bertscore_viz.baseline import BaselineTable
+from bertscore_viz.engine.baseline import BaselineTable
 from bertscore_viz.loss import BERTScoreLoss, gumbel_softmax, straight_through_one_hot
-from bertscore_viz.models import bundled_model_path
+from bertscore_viz.models.spec import bundled_model_path
 
 ROOT = Path(__file__).resolve().parents[2]
 WMT16 = ROOT / "data" / "wmt16-da-to-english"
@@ -355,7 +355,7 @@ def test_to_moves_every_internal_tensor_of_a_trained_scorer():
 def test_to_another_device_with_the_shared_model():
     """A frozen loss takes the process-wide model of the new device (loaded once there); the old device's model
     stays where it was, for the Scorers using it."""
-    from bertscore_viz.encoder import loaded_encoders, release_encoder
+    from bertscore_viz.engine.encoder import loaded_encoders, release_encoder
 
     loss_fn = BERTScoreLoss(device="cpu")
     ids, mask = loss_fn.encode_texts(CANDS[:3])
@@ -425,7 +425,7 @@ def test_the_generator_vocabulary_is_checked_id_by_id():
         BERTScoreLoss(generator_tokenizer={t: i for i, t in enumerate(vocab[:-1])})
     from transformers import AutoTokenizer
 
-    from bertscore_viz.catalog import get_entry, installed_path
+    from bertscore_viz.models.catalog import get_entry, installed_path
 
     mpnet = installed_path(get_entry("all-mpnet-base-v2"))  # a catalog model with another BERT-style vocabulary
     if mpnet is None:

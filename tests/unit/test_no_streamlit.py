@@ -26,7 +26,7 @@ SCRIPT = textwrap.dedent(
         del sys.modules[name]
 
     import bertscore_viz
-    import bertscore_viz.scorer, bertscore_viz.cli  # noqa: E401
+    import bertscore_viz.engine.scorer, bertscore_viz.cli.entry  # noqa: E401
 
     imported = []
     for info in pkgutil.walk_packages(bertscore_viz.__path__, "bertscore_viz."):
@@ -52,11 +52,12 @@ def test_engine_imports_and_scores_without_streamlit():
     assert proc.returncode == 0, proc.stderr[-3000:]
     line = [x for x in proc.stdout.splitlines() if x.startswith("IMPORTED")][0]
     imported = set(line.split()[1:])
-    expected = {f"bertscore_viz.{p.stem}" for p in (ROOT / "bertscore_viz").glob("*.py")
-                if p.stem not in ("__init__", "__main__")}
+    package = ROOT / "bertscore_viz"
+    expected = {".".join(("bertscore_viz",) + p.relative_to(package).with_suffix("").parts).removesuffix(".__init__")
+                for p in package.rglob("*.py") if p.stem != "__main__" and "ui" not in p.relative_to(package).parts}
     assert expected <= imported, expected - imported
-    assert {"bertscore_viz.scorer", "bertscore_viz.cli", "bertscore_viz.encoder",
-            "bertscore_viz.tensor_ops"} <= imported
+    assert {"bertscore_viz.engine.scorer", "bertscore_viz.cli.entry", "bertscore_viz.engine.encoder",
+            "bertscore_viz.engine.tensor_ops"} <= imported
 
 
 @pytest.mark.slow

@@ -8,9 +8,10 @@ import socket
 
 import pytest
 
-from bertscore_viz import encoder
+from bertscore_viz.engine import encoder
+from bertscore_viz.models import hub
 from bertscore_viz.errors import ModelError
-from bertscore_viz.models import resolve_model
+from bertscore_viz.models.spec import resolve_model
 
 PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
 
@@ -22,9 +23,9 @@ def clean_environment(monkeypatch):
         monkeypatch.delenv(name, raising=False)
         monkeypatch.delenv(name.upper(), raising=False)
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    encoder._HUB_PROBES.clear()
+    hub._HUB_PROBES.clear()
     yield
-    encoder._HUB_PROBES.clear()
+    hub._HUB_PROBES.clear()
 
 
 def _closed_port() -> int:
@@ -84,9 +85,9 @@ def listener():
 
 def test_unreachable_hub_is_detected(monkeypatch):
     monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{_closed_port()}")
-    assert encoder.hub_reachable(timeout=1.0) is False
+    assert hub.hub_reachable(timeout=1.0) is False
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    assert encoder.hub_reachable() is False
+    assert hub.hub_reachable() is False
 
 
 def test_uncached_hub_model_offline_is_a_clear_error(monkeypatch):
@@ -122,8 +123,8 @@ def test_a_hub_that_never_answers_fails_after_one_probe_of_at_most_2_seconds(mon
     with pytest.raises(ModelError, match=rf"hub cannot be reached \(127\.0\.0\.1:{black_hole} did not answer within "
                                          r"2 s; offline\?\).*bundled model"):
         encoder.get_encoder(resolve_model("roberta-large"))
-    assert encoder.HUB_PROBE_SECONDS == 2.0
-    assert attempts == [(("127.0.0.1", black_hole), encoder.HUB_PROBE_SECONDS)] and not loads
+    assert hub.HUB_PROBE_SECONDS == 2.0
+    assert attempts == [(("127.0.0.1", black_hole), hub.HUB_PROBE_SECONDS)] and not loads
     with pytest.raises(ModelError, match="hub cannot be reached"):
         encoder.get_encoder(resolve_model("roberta-large"))  # an app rerun: the answer is remembered
     assert len(attempts) == 1 and not loads
@@ -131,12 +132,12 @@ def test_a_hub_that_never_answers_fails_after_one_probe_of_at_most_2_seconds(mon
 
 def test_the_probe_answer_is_reused_for_a_minute(monkeypatch, listener):
     monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{listener.port}")
-    assert encoder.hub_reachable(timeout=1.0) is True
+    assert hub.hub_reachable(timeout=1.0) is True
     assert listener.connections() == 1
-    assert encoder.hub_reachable(timeout=1.0) is True
+    assert hub.hub_reachable(timeout=1.0) is True
     assert listener.connections() == 1  # not probed again
-    monkeypatch.setattr(encoder, "HUB_PROBE_TTL", 0.0)
-    assert encoder.hub_reachable(timeout=1.0) is True
+    monkeypatch.setattr(hub, "HUB_PROBE_TTL", 0.0)
+    assert hub.hub_reachable(timeout=1.0) is True
     assert listener.connections() == 2  # expired: probed again
 
 
@@ -145,12 +146,12 @@ def test_through_a_proxy_the_proxy_is_probed(monkeypatch, listener, black_hole, 
     closed = _closed_port()
     monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{closed}")  # direct: refused
     monkeypatch.setenv("HTTP_PROXY", f"http://user:secret@127.0.0.1:{listener.port}")
-    assert encoder.hub_probe_target() == ("127.0.0.1", listener.port, True)
-    assert encoder.hub_reachable(timeout=1.0) is True
+    assert hub.hub_probe_target() == ("127.0.0.1", listener.port, True)
+    assert hub.hub_reachable(timeout=1.0) is True
     assert listener.connections() == 1
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")  # the hub's host is exempt: direct again
-    assert encoder.hub_probe_target() == ("127.0.0.1", closed, False)
-    assert encoder.hub_reachable(timeout=1.0) is False
+    assert hub.hub_probe_target() == ("127.0.0.1", closed, False)
+    assert hub.hub_reachable(timeout=1.0) is False
     # A proxy that never answers: a fast failure naming the proxy, never its credentials.
     monkeypatch.delenv("NO_PROXY")
     monkeypatch.setenv("HF_ENDPOINT", "https://huggingface.co")
@@ -160,5 +161,5 @@ def test_through_a_proxy_the_proxy_is_probed(monkeypatch, listener, black_hole, 
     with pytest.raises(ModelError, match=rf"the proxy 127\.0\.0\.1:{black_hole} \(from HTTPS_PROXY/HTTP_PROXY\) did "
                                          "not answer") as info:
         encoder.get_encoder(resolve_model("roberta-large"))
-    assert attempts == [(("127.0.0.1", black_hole), encoder.HUB_PROBE_SECONDS)] and not loads  # one bounded probe
+    assert attempts == [(("127.0.0.1", black_hole), hub.HUB_PROBE_SECONDS)] and not loads  # one bounded probe
     assert "secret" not in str(info.value)

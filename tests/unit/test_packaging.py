@@ -78,15 +78,15 @@ def test_image_checks_the_deployment_settings_before_serving():
     import sys
 
     (entry,) = _instructions("ENTRYPOINT")
-    assert json.loads(entry) == ["python", "-m", "bertscore_viz.deploy", "--exec"]
+    assert json.loads(entry) == ["python", "-m", "bertscore_viz.serving.deploy", "--exec"]
     env_names = " ".join(_instructions("ENV"))
     for name in ("MODELS", "ALLOW_CUSTOM_MODELS", "ALLOW_DOWNLOADS", "MAX_MODELS", "MAX_JOBS", "UPLOAD_MB",
                  "UPLOAD_ROWS", "SESSION_UPLOAD_MB", "BASELINE_DIR"):
         assert f"BERTSCORE_VIZ_{name}=" in env_names
-    ok = subprocess.run([sys.executable, "-m", "bertscore_viz.deploy", "--exec", sys.executable, "-c",
+    ok = subprocess.run([sys.executable, "-m", "bertscore_viz.serving.deploy", "--exec", sys.executable, "-c",
                          "print('served')"], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert ok.returncode == 0 and ok.stdout.rstrip().endswith("served") and "BERTSCORE_VIZ_MAX_JOBS = 2" in ok.stdout
-    bad = subprocess.run([sys.executable, "-m", "bertscore_viz.deploy", "--exec", "true"], capture_output=True,
+    bad = subprocess.run([sys.executable, "-m", "bertscore_viz.serving.deploy", "--exec", "true"], capture_output=True,
                          text=True, cwd=ROOT, timeout=120,
                          env=dict(__import__("os").environ, BERTSCORE_VIZ_MAX_JOBS="0"))
     assert bad.returncode == 2 and "BERTSCORE_VIZ_MAX_JOBS must be at least 1" in bad.stderr

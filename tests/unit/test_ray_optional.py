@@ -17,7 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bertscore_viz import distributed, upload
+from bertscore_viz.distributed import jobs as distributed
+from bertscore_viz.distributed import pool
+from bertscore_viz.files import upload
 from bertscore_viz.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,7 +41,7 @@ BLOCK_RAY = textwrap.dedent(
 SCRIPT = BLOCK_RAY + textwrap.dedent(
     """
     import os
-    import bertscore_viz.distributed as d, bertscore_viz.results_file, bertscore_viz.cli as cli
+    import bertscore_viz.distributed.jobs as d, bertscore_viz.comparison.results_file, bertscore_viz.cli.entry as cli
     assert "ray" not in sys.modules
     cli.build_parser().parse_args(["score", "--ray", "--input", "x.csv", "--output", "out"])
     open("in.csv", "w").write("reference,sys\\nThe cat sat.,A cat sat.\\n")
@@ -68,8 +70,8 @@ def _results_parquet(path: Path) -> Path:
     """A small results file written without Ray or a model (numbers made up): what `score --ray` writes."""
     import pyarrow.parquet as pq
 
-    from bertscore_viz import results_file
-    from bertscore_viz.results import Signature
+    from bertscore_viz.comparison import results_file
+    from bertscore_viz.engine.results import Signature
 
     ds = upload.parse_upload(b"segment_id,reference,sys_a,sys_b\n1,The cat sat.,A cat sat.,Cats.\n"
                              b"2,A dog ran.,The dog ran.,Dog.\n3,It rains.,It is raining.,Rain.\n", "x.csv")
@@ -95,7 +97,7 @@ def test_app_and_pages_run_without_ray(tmp_path):
         at.run()
         assert not at.exception, at.exception
         for page in ("inspect.py", "baselines.py", "compare.py"):
-            at.switch_page(str(root / "pages" / page))
+            at.switch_page(str(root / "app_pages" / page))
             if page == "compare.py":
                 at.session_state["compare_input"] = {{"name": "scores.parquet",
                                                      "data": Path({str(scores)!r}).read_bytes()}}
@@ -145,7 +147,7 @@ class FakeRay:
 def fake_ray(monkeypatch):
     def make(**kwargs) -> FakeRay:
         fake = FakeRay(**kwargs)
-        monkeypatch.setattr(distributed, "_ray", lambda: fake)
+        monkeypatch.setattr(pool, "_ray", lambda: fake)
         return fake
 
     return make
@@ -183,7 +185,7 @@ def test_an_unreachable_cluster_is_a_message_with_the_address(fake_ray):
 
 def test_ray_client_without_its_extra_says_how_to_install_it(fake_ray):
     fake_ray(fail=ModuleNotFoundError("No module named 'grpc'"))
-    with pytest.raises(distributed.RayNotInstalled, match=r"Ray Client.*requirements-ray\.txt"):
+    with pytest.raises(pool.RayNotInstalled, match=r"Ray Client.*requirements-ray\.txt"):
         distributed.connect("ray://head:10001")
 
 
@@ -246,12 +248,14 @@ def test_bad_pool_requests_are_refused(fake_ray):
 
 # --- Ctrl-C: the message is true for each command -------------------------------------------------------------
 def test_ctrl_c_during_score_ray_says_the_finished_blocks_are_kept(monkeypatch, capsys):
-    from bertscore_viz.cli import main
+    from bertscore_viz.cli.entry import main
 
     def interrupted(_args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(distributed, "run_score_cli", interrupted)
+    from bertscore_viz.cli import ray as ray_cli
+
+    monkeypatch.setattr(ray_cli, "run_score_cli", interrupted)
     assert main(["score", "--ray", "--input", "x.csv", "--output", "results"]) == 130
     err = capsys.readouterr().err
     assert "kept in results/parts" in err and "run the same command again" in err
@@ -259,12 +263,12 @@ def test_ctrl_c_during_score_ray_says_the_finished_blocks_are_kept(monkeypatch, 
 
 
 def test_ctrl_c_elsewhere_says_nothing_was_written(monkeypatch, capsys):
-    from bertscore_viz import baseline_compute
-    from bertscore_viz.cli import main
+    from bertscore_viz.cli import commands
+    from bertscore_viz.cli.entry import main
 
     def interrupted(_args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(baseline_compute, "run_baseline_cli", interrupted)
+    monkeypatch.setattr(commands, "run_baseline_cli", interrupted)
     assert main(["baseline", "--corpus", "c.txt", "--ray", "-o", "b.tsv"]) == 130
     assert "no output file was written or changed" in capsys.readouterr().err

@@ -20,8 +20,9 @@ import transformers
 import bertscore_viz
 from bertscore_viz import (BaselineError, InputError, ModelError, MultiReferenceExplanation, PairExplanation, Scorer,
                            ScoreResult, score)
-from bertscore_viz.encoder import CACHE, EmbeddingCache, Encoder
-from bertscore_viz.models import BUNDLED_MODEL_NAME, bundled_model_path, resolve_model
+from bertscore_viz.engine.cache import CACHE, EmbeddingCache
+from bertscore_viz.engine.encoder import Encoder
+from bertscore_viz.models.spec import BUNDLED_MODEL_NAME, bundled_model_path, resolve_model
 
 DATA = Path(os.environ.get("BERTSCORE_VIZ_DATA") or Path(__file__).resolve().parents[2] / "data") \
     / "wmt16-da-to-english"
@@ -484,7 +485,7 @@ def test_missing_baseline_is_an_error_not_unrescaled_scores():
 
 
 def test_cache_bound_follows_the_environment_or_physical_memory(monkeypatch):
-    from bertscore_viz.encoder import default_cache_bytes
+    from bertscore_viz.engine.cache import default_cache_bytes
 
     monkeypatch.setenv("BERTSCORE_VIZ_CACHE_MB", "256")
     assert default_cache_bytes() == 256 * 2**20
@@ -514,8 +515,8 @@ def test_explain_with_the_corpus_idf_equals_the_corpus_score():
 def test_weight_vector_and_side_flags_give_the_per_sentence_weights():
     """The (V,) weight vector the device path indexes gives, for every sentence, exactly the weights of
     IdfWeights / uniform_weights; the flags say which sentences are empty or carry no weight."""
-    from bertscore_viz.idf import compute_idf, uniform_weights
-    from bertscore_viz.scorer import side_flags, weight_vector
+    from bertscore_viz.engine.idf import compute_idf, uniform_weights
+    from bertscore_viz.engine.matching import side_flags, weight_vector
 
     docs = [np.array([101, 1, 102]), np.array([101, 2, 102]), np.array([101, 1, 2, 102])]
     idf = compute_idf(docs)
@@ -589,7 +590,7 @@ def test_match_keeping_scores_equals_keeping_tokens_for_every_layer_and_idf():
 
 def test_scorer_doors_encoder_idf_weights_and_replace():
     """The doors a client uses instead of private fields: a given encoder, fixed idf weights, replace()."""
-    from bertscore_viz.idf import compute_idf
+    from bertscore_viz.engine.idf import compute_idf
 
     enc = Encoder(resolve_model(None), device="cpu", cache=EmbeddingCache())
     sc = Scorer(encoder=enc, layer=4)

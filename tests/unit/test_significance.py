@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 from sacrebleu import significance as sb
 
-from bertscore_viz import significance as sig
-from bertscore_viz.significance import (analyse, bootstrap_means, clusters, describe, holm, natural_key,
-                                       percentile_ci, rank_order)
+from bertscore_viz.comparison import significance as sig
+from bertscore_viz.comparison.significance import (analyse, bootstrap_means, clusters, describe, holm, natural_key,
+                                                   percentile_ci, rank_order)
 
 
 @pytest.fixture(scope="module")

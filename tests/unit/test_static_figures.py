@@ -9,7 +9,8 @@ import sys
 import numpy as np
 import pytest
 
-from bertscore_viz import plots, static_figures
+from bertscore_viz.cli import commands
+from bertscore_viz.figures import plots, static_figures
 
 
 def test_heatmap_prints_every_cell_value(pair, monkeypatch):
@@ -118,7 +119,8 @@ def test_a_japanese_pair_uses_a_cjk_font_or_says_none_is_installed(scorer, drawn
 def test_show_writes_atomically(tmp_path, monkeypatch, suffix):
     """Interrupted at the last moment (the rename), ``show -o`` leaves the earlier file as it was and no
     temporary file (write_text/write_bytes would have replaced it half-written)."""
-    from bertscore_viz import cli, fileio
+    from bertscore_viz.cli import entry as cli
+    from bertscore_viz.files import fileio
 
     out = tmp_path / f"pair.{suffix}"
     out.write_bytes(b"an earlier figure")
@@ -128,7 +130,7 @@ def test_show_writes_atomically(tmp_path, monkeypatch, suffix):
 
     monkeypatch.setattr(fileio.os, "replace", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        plots.run_show_cli(cli.build_parser().parse_args(["show", "-c", "The cat sat.", "-r", "A cat sat.", "-o",
+        commands.run_show_cli(cli.build_parser().parse_args(["show", "-c", "The cat sat.", "-r", "A cat sat.", "-o",
                                                           str(out)]))
     assert out.read_bytes() == b"an earlier figure" and [p.name for p in tmp_path.iterdir()] == [out.name]
     assert not hasattr(plots, "write_figure") and not hasattr(plots, "figure_png")  # no kaleido code left

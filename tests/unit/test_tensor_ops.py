@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from tests import numpy_reference as S
-from bertscore_viz import tensor_ops as T
+from bertscore_viz.engine import tensor_ops as T
 
 
 def _pad(arrays, dtype=torch.float32):

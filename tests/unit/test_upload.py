@@ -1,14 +1,14 @@
 """Parsing and validation of uploaded system outputs: one test per bad-input case, and the good layouts."""
 
 import json
-from pathlib import Path
 
 import pytest
 
-from bertscore_viz import upload
-from bertscore_viz.upload import ColumnMapping, parse_upload
+from bertscore_viz.locations import EXAMPLES_DIR
+from bertscore_viz.files import upload
+from bertscore_viz.files.upload import ColumnMapping, parse_upload
 
-EXAMPLE = Path(upload.__file__).resolve().parent / "examples" / "systems_example.csv"
+EXAMPLE = EXAMPLES_DIR / "systems_example.csv"
 
 
 def _csv(text: str) -> bytes:

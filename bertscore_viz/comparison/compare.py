@@ -1,0 +1,361 @@
+"""Scoring several systems on one test set, and the tables behind the Compare page (pure, no Streamlit).
+
+The model runs once per layer asked for: every system's outputs go into ONE :meth:`Scorer.match` call, so each
+reference (and each output two systems share) is embedded once. Only each pair's raw P/R/F is kept, without and
+with idf (``keep="scores"``: computed on the device, a few numbers per pair), so :func:`results_for` gives one
+:class:`ScoreResult` per system for the idf and rescaling settings without a model pass, and memory does not grow
+with the texts' lengths. Another layer is one more pass (:func:`add_layers`); a drill-down explains its one pair
+again. idf comes from the references of the uploaded set (the same for every system, exactly as when each system
+is scored on its own).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, replace
+from typing import Callable, Sequence
+
+import numpy as np
+
+from bertscore_viz.errors import BaselineError
+from bertscore_viz.engine.results import ScoreResult
+from bertscore_viz.engine.scorer import MatchStats, Scorer
+from bertscore_viz.comparison.significance import (DEFAULT_SAMPLES, DEFAULT_SEED, Significance, analyse, describe,
+                                                   rank_order)
+from bertscore_viz.files.upload import Dataset
+
+METRICS = ("P", "R", "F1")
+#: Reference-length buckets, in words of the first reference: (low, high) inclusive.
+LENGTH_BUCKETS = ((1, 10), (11, 20), (21, 30), (31, 45), (46, 70), (71, None))
+
+
+@dataclass(frozen=True)
+class ComparisonStats:
+    """The model pass(es) for a dataset: every system's pairs, system-major, as one :class:`MatchStats` that keeps
+    each pair's P/R/F per computed layer, without and with idf.
+
+    Attributes:
+        systems: names in file order; pairs: the statistics of all of them (system ``k`` is candidates
+            ``k * n_segments`` to ``(k + 1) * n_segments``); n_segments: segments per system.
+    """
+
+    systems: tuple[str, ...]
+    pairs: MatchStats
+    n_segments: int
+
+    @property
+    def layers(self) -> tuple[int, ...]:
+        """The layers computed."""
+        return self.pairs.layers
+
+    @functools.cached_property
+    def per_system(self) -> tuple[MatchStats, ...]:
+        """One :class:`MatchStats` per system, aligned with the dataset's segments (views, no copies)."""
+        n = self.n_segments
+        return tuple(self.pairs.select(i * n, (i + 1) * n) for i in range(len(self.systems)))
+
+    def stats(self, system: str) -> MatchStats:
+        return self.per_system[self.systems.index(system)]
+
+
+def _flat_pairs(dataset: Dataset) -> tuple[tuple[str, ...], list[str], list[list[str]]]:
+    names = tuple(dataset.systems)
+    candidates: list[str] = []
+    references: list[list[str]] = []
+    for name in names:
+        candidates.extend(dataset.systems[name])
+        references.extend(dataset.references)
+    return names, candidates, references
+
+
+def score_dataset(scorer: Scorer, dataset: Dataset, progress: Callable[[int, int], None] | None = None,
+                  layers: Sequence[int] | str | None = None) -> ComparisonStats:
+    """Embed and match every system's outputs against the references in one model pass, keeping each pair's P/R/F
+    at ``layers`` (default: the scorer's layer; ``"all"``: every layer), without and with idf.
+
+    Args:
+        scorer: a Scorer of the model (its layer is the default; its idf and rescaling do not matter here).
+        dataset: from :func:`bertscore_viz.files.upload.parse_upload`; must be ``ok``.
+        progress: ``progress(done, total)`` in distinct sentences embedded.
+        layers: the layers to compute.
+    """
+    names, candidates, references = _flat_pairs(dataset)
+    idf = scorer.idf_weights([r for group in dataset.references for r in group])
+    stats = scorer.match(candidates, references, layers=layers if layers is not None else (scorer.layer,),
+                         progress=progress, keep="scores", idf_weights=idf)
+    return ComparisonStats(names, stats, dataset.n_segments)
+
+
+def add_layers(scorer: Scorer, dataset: Dataset, cstats: ComparisonStats, layers: Sequence[int],
+               progress: Callable[[int, int], None] | None = None) -> ComparisonStats:
+    """``cstats`` with the pairs' P/R/F at more layers (one model pass, the same idf weights)."""
+    todo = [int(x) for x in layers if int(x) not in cstats.layers]
+    if not todo:
+        return cstats
+    _, candidates, references = _flat_pairs(dataset)
+    more = scorer.match(candidates, references, layers=todo, progress=progress, keep="scores",
+                        idf_weights=cstats.pairs.table_idf)
+    return replace(cstats, pairs=cstats.pairs.with_table(more))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Every system's scores at one setting.
+
+    Attributes:
+        results: ``{system: ScoreResult}``, best mean F1 first (ties in natural name order), so every table,
+            list and chart built from it is in rank order.
+        rescaled: the numbers are rescaled; note: why rescaling was asked for but not done (else None).
+        layer, idf: the setting.
+    """
+
+    results: dict[str, ScoreResult]
+    layer: int
+    idf: bool
+    rescaled: bool
+    note: str | None = None
+
+    @property
+    def systems(self) -> list[str]:
+        return list(self.results)
+
+    @property
+    def signature(self) -> str:
+        return str(next(iter(self.results.values())).signature)
+
+    def scores(self, metric: str = "F1") -> dict[str, np.ndarray]:
+        attr = {"P": "precision", "R": "recall", "F1": "f1"}[metric]
+        return {k: getattr(v, attr) for k, v in self.results.items()}
+
+    def warnings(self) -> list[str]:
+        out = []
+        for name, res in self.results.items():
+            out.extend(f"{name}: {w}" for w in res.warnings)
+        return out
+
+
+def results_for(scorer: Scorer, cstats: ComparisonStats, layer: int | None = None, idf: bool | None = None,
+                rescale: bool = False) -> Comparison:
+    """Per-system results for a layer / idf / rescaling setting, without a model pass.
+
+    When rescaling is asked for and no baseline exists for the model and layer, the numbers are raw and
+    ``note`` carries the engine's message.
+    """
+    layer = scorer.layer if layer is None else int(layer)
+    idf = scorer.idf if idf is None else bool(idf)
+    baseline = None
+    note = None
+    if rescale:
+        try:
+            baseline = scorer.baseline_for(layer)
+        except BaselineError as exc:
+            note = str(exc)
+    results = {name: scorer.result(stats, layer=layer, idf=idf, baseline=baseline)
+               for name, stats in zip(cstats.systems, cstats.per_system)}
+    means = {k: float(np.mean(np.nan_to_num(v.f1, nan=0.0))) if len(v) else float("nan")
+             for k, v in results.items()}
+    results = {k: results[k] for k in rank_order(means)}
+    return Comparison(results, layer, idf, baseline is not None, note)
+
+
+# --- tables -------------------------------------------------------------------------------------------------------
+def significance(comparison: Comparison, baseline: str | None = None, metric: str = "F1",
+                 n_samples: int = DEFAULT_SAMPLES, seed: int | None = DEFAULT_SEED,
+                 correction: str | None = None) -> Significance:
+    """Bootstrap intervals, paired tests and WMT-style clusters of the systems on one metric.
+
+    ``baseline`` defaults to the top-ranked system; ``correction="holm"`` adjusts the p values for the number
+    of comparisons (see :func:`bertscore_viz.comparison.significance.analyse`).
+
+    Undefined segment scores (NaN precision or recall under degenerate idf, listed in the warnings) count as 0
+    here, as bert-score does for F1, so that one such segment cannot make every p value meaningless.
+    """
+    scores = {k: np.nan_to_num(v, nan=0.0) for k, v in comparison.scores(metric).items()}
+    return analyse(scores, baseline, metric, n_samples, seed, correction)
+
+
+def system_table(comparison: Comparison, sig: Significance):
+    """One row per system, best first: rank, cluster, pairwise wins, P, R, F1, the 95% interval of the metric
+    tested, best marked.
+
+    Returns:
+        pandas DataFrame with columns ``Rank, Cluster, Wins, System, Best, P, R, F1, <metric> CI low,
+        <metric> CI high, Segments`` in the order of ``sig.systems`` (by score, ties in natural name order).
+    """
+    import pandas as pd
+
+    rows = []
+    for name in sig.systems:
+        res = comparison.results[name]
+        p, r, f = res.mean()
+        iv = sig.interval(name)
+        st_ = sig.standing(name)
+        rows.append({"System": name, "Cluster": st_.cluster, "Wins": st_.wins, "P": p, "R": r, "F1": f,
+                     f"{sig.metric} CI low": iv.low, f"{sig.metric} CI high": iv.high, "Segments": len(res)})
+    frame = pd.DataFrame(rows)
+    key = sig.metric
+    frame["Rank"] = frame[key].rank(ascending=False, method="min").astype(int)
+    best = frame[key].max()
+    frame["Best"] = np.where(frame[key] == best, "★ best", "")
+    cols = ["Rank", "Cluster", "Wins", "System", "Best", "P", "R", "F1", f"{key} CI low", f"{key} CI high",
+            "Segments"]
+    return frame[cols]
+
+
+def _join_refs(refs: list[str]) -> str:
+    return refs[0] if len(refs) == 1 else " ‖ ".join(refs)
+
+
+def segment_table(dataset: Dataset, comparison: Comparison, with_pr: bool = False, with_outputs: bool = True):
+    """One row per segment: id, row, reference(s), source, every system's F1 (and P, R), and the outputs.
+
+    Systems in rank order; the index is the segment's position in the dataset. Without a segment id column the
+    ids are the file's line numbers, so only "Row" is shown.
+    """
+    import pandas as pd
+
+    data: dict[str, object] = {"Segment": dataset.segment_ids, "Row": dataset.rows,
+                               "Reference": [_join_refs(r) for r in dataset.references]}
+    if [str(s) for s in dataset.segment_ids] == [str(r) for r in dataset.rows]:
+        del data["Segment"]
+    if dataset.sources is not None:
+        data["Source"] = dataset.sources
+    for name, res in comparison.results.items():
+        data[f"F1 · {name}"] = res.f1
+        if with_pr:
+            data[f"P · {name}"] = res.precision
+            data[f"R · {name}"] = res.recall
+    if with_outputs:
+        for name in comparison.results:
+            data[f"Output · {name}"] = dataset.systems[name]
+    return pd.DataFrame(data)
+
+
+def diff_column(a: str, b: str, metric: str = "F1") -> str:
+    return f"{metric} {a} − {b}"
+
+
+def sort_by_difference(frame, comparison: Comparison, a: str, b: str, metric: str = "F1"):
+    """The segment table with a column ``a - b`` of ``metric``, sorted where they differ most (|a - b| first).
+
+    The index stays the segment's position in the dataset (as in :func:`segment_table`), so a row picked in the
+    sorted table finds its segment.
+    """
+    scores = comparison.scores(metric)
+    out = frame.copy()
+    col = diff_column(a, b, metric)
+    diff = scores[a] - scores[b]
+    out.insert(3, col, diff[out.index.to_numpy()])
+    order = np.argsort(-np.abs(out[col].to_numpy()), kind="stable")
+    return out.iloc[order]
+
+
+def filter_segments(frame, query: str):
+    """Rows whose reference, source, outputs or segment id contain ``query`` (case-insensitive, plain text)."""
+    query = (query or "").strip().lower()
+    if not query:
+        return frame
+    cols = [c for c in frame.columns if c in ("Segment", "Reference", "Source") or c.startswith("Output · ")]
+    mask = np.zeros(len(frame), dtype=bool)
+    for c in cols:
+        mask |= frame[c].astype(str).str.lower().str.contains(query, regex=False).to_numpy()
+    return frame[mask]
+
+
+def bucket_label(low: int, high: int | None) -> str:
+    return f"{low}+ words" if high is None else f"{low}–{high} words"
+
+
+def length_buckets(dataset: Dataset, comparison: Comparison, metric: str = "F1"):
+    """Mean score per system in each reference-length bucket (words of the first reference).
+
+    Returns:
+        DataFrame with columns ``Bucket, System, Segments, <metric>``, buckets in length order (empty ones left out).
+    """
+    import pandas as pd
+
+    lengths = np.array([len(r[0].split()) for r in dataset.references])
+    scores = comparison.scores(metric)
+    rows = []
+    for low, high in LENGTH_BUCKETS:
+        lo = 0 if low == 1 else low
+        mask = (lengths >= lo) & ((lengths <= high) if high is not None else True)
+        if not mask.any():
+            continue
+        for name, s in scores.items():
+            rows.append({"Bucket": bucket_label(low, high), "System": name, "Segments": int(mask.sum()),
+                         metric: float(np.mean(s[mask]))})
+    return pd.DataFrame(rows, columns=["Bucket", "System", "Segments", metric])
+
+
+def headline(comparison: Comparison, sig: Significance) -> dict:
+    """The answer in a few fields: the best system, its score and interval, the margin over the runner-up and
+    whether that margin is significant, plus a sentence.
+
+    The p of best vs runner-up is the pair's p in ``sig`` (its matrix: with Holm, adjusted over the k (k - 1) / 2
+    pairs), the same p the Significance tab's sentences and matrix show for that pair; ``p_text`` names its
+    family."""
+    means = {s: float(np.mean(v)) for s, v in comparison.scores(sig.metric).items()}
+    ranked = rank_order(means)
+    best = ranked[0]
+    iv = sig.interval(best)
+    out = {"best": best, "metric": sig.metric, "score": means[best], "ci_low": iv.low, "ci_high": iv.high,
+           "runner_up": None, "margin": None, "p": None, "p_text": None, "significant": None}
+    if len(ranked) == 1:
+        out["sentence"] = f"Only one system: {best}, {sig.metric} {means[best]:.4f}."
+        return out
+    second = ranked[1]
+    p = sig.pair(best, second)
+    margin = means[best] - means[second]
+    out.update(runner_up=second, margin=margin, p=p, p_text=sig.p_text(best, second),
+               significant=bool(p < sig.alpha))
+    out["sentence"] = describe(best, second, means[best], means[second], p, sig.metric, sig.alpha, sig.correction,
+                               sig.family)
+    return out
+
+
+def to_jsonable(dataset: Dataset, comparison: Comparison, sig: Significance, with_segments: bool = True) -> dict:
+    """Everything on the page as one JSON-ready dict: settings, signature, systems, significance, segments,
+    problems of the input."""
+    table = system_table(comparison, sig)
+    out = {
+        "signature": comparison.signature,
+        "settings": {"layer": comparison.layer, "idf": comparison.idf, "rescaled": comparison.rescaled,
+                     "rescale_note": comparison.note},
+        "mapping": None if dataset.mapping is None else dataset.mapping.as_dict(),
+        "n_segments": dataset.n_segments,
+        "systems": table.to_dict(orient="records"),
+        "significance": sig.as_dict(),
+        "headline": headline(comparison, sig),
+        "warnings": comparison.warnings(),
+        "problems": [p.as_dict() for p in dataset.problems],
+    }
+    if with_segments:
+        out["segments"] = [
+            {"segment_id": sid, "row": row, "references": refs,
+             "source": None if dataset.sources is None else dataset.sources[i],
+             "systems": {name: {"output": dataset.systems[name][i], "precision": float(res.precision[i]),
+                                "recall": float(res.recall[i]), "f1": float(res.f1[i])}
+                         for name, res in comparison.results.items()}}
+            for i, (sid, row, refs) in enumerate(zip(dataset.segment_ids, dataset.rows, dataset.references))]
+    return out
+
+
+def language_report(dataset: Dataset, model: str):
+    """Segments whose references or outputs are outside the model's languages (a script it does not read, or
+    Latin-script text in another language), per system: :class:`bertscore_viz.engine.languages.DatasetLanguages`; its
+    ``message()`` is the page's one summary (None when all is well or the model is not in the catalog)."""
+    from bertscore_viz.engine.languages import dataset_languages
+
+    return dataset_languages(dataset.references, dataset.systems, model)
+
+
+def dataset_key(dataset: Dataset, model: str = "") -> str:
+    """A hash of exactly what is scored (outputs, references) and the model: the cache key of a model pass."""
+    import hashlib
+    import json
+
+    h = hashlib.sha256(model.encode("utf-8"))
+    h.update(json.dumps([list(dataset.systems), list(dataset.systems.values()), dataset.references],
+                        ensure_ascii=False).encode("utf-8"))
+    return h.hexdigest()[:24]

@@ -1,0 +1,466 @@
+"""The results Parquet file of a distributed (or any batch) scoring run: its schema, writing, and reading it back
+into what the Compare page consumes (pure; pyarrow only, no Ray, no Streamlit).
+
+One row per (segment, system):
+
+===================== =============== ==============================================================================
+column                type            meaning
+===================== =============== ==============================================================================
+segment_index         int64           position of the segment among the input's scored segments (0-based)
+segment_id            string          the ``segment_id`` column, else the input row number
+row                   int64           row of the input the segment came from (header = row 1, files counted on)
+system                string          system name (the column name in the wide layout)
+candidate             string          the system's output
+references            list<string>    the segment's reference(s)
+source                string          the source sentence, or null without a source column
+precision/recall/f1   float64         the reported numbers: rescaled when the signature says ``-rescaled``
+raw_precision ...     float64         before rescaling
+rescaled_precision... float64         rescaled with the baseline in the metadata; null when no baseline exists
+best_reference        int64           index of the reference that gave F1 (several references)
+notes                 string          soft problems of this row (empty, truncated, degenerate idf), "" when none
+===================== =============== ==============================================================================
+
+The file's key-value metadata holds ``bertscore_viz.signature`` (the text of the signature), ``bertscore_viz`` (JSON:
+format version, signature fields, baseline values, baseline language and file name, systems, segment count, input
+description, job id) and, with idf, ``bertscore_viz.engine.idf`` (JSON: the number of reference sentences and the document
+frequency of every token id, from which the app's drill-down reproduces the file's idf weights without the corpus).
+
+The app reads these files (:func:`read_results` once per upload, :func:`results_at` per rescaling choice): systems
+ranked best first as :func:`bertscore_viz.comparison.compare.results_for` ranks them, the numbers the signature names by
+default.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+
+from bertscore_viz.engine.baseline import BaselineTable
+from bertscore_viz.errors import BaselineError, InputError
+from bertscore_viz.engine.idf import IdfWeights, idf_from_counts
+from bertscore_viz.engine.results import ScoreResult, Signature
+from bertscore_viz.engine.scorer import Scorer
+
+#: Largest results file the app reads by default (bytes): about 700,000 rows of short segments. An operator changes
+#: it with :data:`UPLOAD_ENV`; Streamlit's ``server.maxUploadSize`` caps every upload as well (docs/RAY.md).
+MAX_UPLOAD_BYTES = 200 * 2**20
+UPLOAD_ENV = "BERTSCORE_VIZ_RESULTS_UPLOAD_MB"
+FORMAT = "bertscore-viz-results"
+FORMAT_VERSION = 2  # 2: idf document frequencies, baseline language and file
+META_KEY = b"bertscore_viz"
+SIGNATURE_KEY = b"bertscore_viz.signature"
+IDF_KEY = b"bertscore_viz.engine.idf"
+SCORE_COLUMNS = ("precision", "recall", "f1", "raw_precision", "raw_recall", "raw_f1",
+                 "rescaled_precision", "rescaled_recall", "rescaled_f1")
+REQUIRED_COLUMNS = ("segment_index", "segment_id", "row", "system", "candidate", "references", "raw_precision",
+                    "raw_recall", "raw_f1", "rescaled_precision", "rescaled_recall", "rescaled_f1")
+
+
+def schema():
+    """The Arrow schema of a results file (without metadata)."""
+    import pyarrow as pa
+
+    fields = [("segment_index", pa.int64()), ("segment_id", pa.string()), ("row", pa.int64()),
+              ("system", pa.string()), ("candidate", pa.string()), ("references", pa.list_(pa.string())),
+              ("source", pa.string())]
+    fields += [(c, pa.float64()) for c in SCORE_COLUMNS]
+    fields += [("best_reference", pa.int64()), ("notes", pa.string())]
+    return pa.schema(fields)
+
+
+def max_upload_bytes(env: Mapping[str, str] | None = None) -> int:
+    """The largest results file the app reads: ``BERTSCORE_VIZ_RESULTS_UPLOAD_MB`` (MB) when set, else
+    :data:`MAX_UPLOAD_BYTES`. Streamlit's ``server.maxUploadSize`` must be at least as large for a file to arrive.
+
+    Raises:
+        InputError: a value that is not a positive number (for the operator: named in the message).
+    """
+    value = (os.environ if env is None else env).get(UPLOAD_ENV, "").strip()
+    if not value:
+        return MAX_UPLOAD_BYTES
+    try:
+        mb = float(value)
+    except ValueError:
+        mb = -1.0
+    if not mb > 0:
+        raise InputError(f"{UPLOAD_ENV}={value!r} is not a positive number of MB.")
+    return int(mb * 2**20)
+
+
+def metadata(signature: Signature, baseline, systems, n_segments: int, extra: dict | None = None,
+             document_frequencies: tuple[Mapping[int, int], int] | None = None) -> dict:
+    """The key-value metadata written into every results file.
+
+    Args:
+        document_frequencies: with idf, ``(token id -> number of reference sentences it occurs in, number of
+            reference sentences)``: written under :data:`IDF_KEY` so that a reader reproduces the idf weights.
+    """
+    info = {"format": FORMAT, "format_version": FORMAT_VERSION, "signature": str(signature),
+            "settings": signature.as_dict(),
+            "baseline": None if baseline is None else [float(x) for x in np.asarray(baseline, dtype=np.float64)],
+            "systems": list(systems), "n_segments": int(n_segments)}
+    info.update(extra or {})
+    meta = {META_KEY: json.dumps(info, ensure_ascii=False).encode("utf-8"),
+            SIGNATURE_KEY: str(signature).encode("utf-8")}
+    if document_frequencies is not None:
+        counts, documents = document_frequencies
+        ids = sorted(int(t) for t in counts)
+        meta[IDF_KEY] = json.dumps({"num_documents": int(documents), "ids": ids,
+                                    "counts": [int(counts[t]) for t in ids]}, separators=(",", ":")).encode("utf-8")
+    return meta
+
+
+def read_idf(meta) -> IdfWeights | None:
+    """The idf weights of a results file, from the document frequencies in its metadata (None without them: idf
+    off, or a file written before format version 2)."""
+    raw = (meta or {}).get(IDF_KEY)
+    if raw is None:
+        return None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+        return idf_from_counts(dict(zip(data["ids"], data["counts"])), int(data["num_documents"]))
+    except (UnicodeDecodeError, ValueError, KeyError, TypeError):
+        raise InputError("The idf document frequencies in the results file's metadata are damaged.") from None
+
+
+def read_metadata(source) -> dict:
+    """The ``bertscore_viz`` metadata of a results file (a path or bytes).
+
+    Raises:
+        InputError: not Parquet, or a Parquet file without the metadata (not written by bertscore-viz).
+    """
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.read_schema(io.BytesIO(source) if isinstance(source, (bytes, bytearray)) else source).metadata
+    except Exception as exc:  # pyarrow raises ArrowInvalid / OSError with its own text
+        raise InputError(f"The file cannot be read as Parquet: {str(exc).splitlines()[0][:200]}.") from None
+    return _parse_meta(meta)
+
+
+def _parse_meta(meta) -> dict:
+    raw = (meta or {}).get(META_KEY)
+    if raw is None:
+        raise InputError("This Parquet file has no bertscore-viz signature in its metadata, so it is not the output "
+                         "of `python -m bertscore_viz score --ray`. Upload that output (scores.parquet), or a CSV / "
+                         "JSON Lines file of system outputs to score here.")
+    try:
+        info = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise InputError("The bertscore-viz metadata of this Parquet file is damaged (not JSON).") from None
+    if info.get("format") != FORMAT:
+        raise InputError(f"The Parquet metadata names format {info.get('format')!r}, expected {FORMAT!r}.")
+    if int(info.get("format_version", 0)) > FORMAT_VERSION:
+        raise InputError(f"The results file has format version {info['format_version']}; this bertscore-viz reads "
+                         f"up to {FORMAT_VERSION}. Upgrade bertscore-viz.")
+    return info
+
+
+def signature_from(settings: dict, rescaled: bool | None = None) -> Signature:
+    """A :class:`Signature` from the ``settings`` dict of the metadata (optionally with another rescaling flag)."""
+    try:
+        return Signature(settings["model"], int(settings["layer"]), bool(settings["idf"]),
+                         bool(settings["rescaled"] if rescaled is None else rescaled),
+                         bool(settings.get("custom_baseline", False)), settings.get("precision", "fp32"),
+                         settings.get("transformers_version", ""), settings.get("version", ""))
+    except (KeyError, TypeError, ValueError):
+        raise InputError("The signature in the results file's metadata is incomplete (model, layer, idf and "
+                         "rescaled are needed).") from None
+
+
+def is_results_file(name: str | None, data: bytes) -> bool:
+    """A Parquet upload (by name or by its magic bytes): the Compare page reads it as precomputed scores."""
+    return (name or "").lower().endswith((".parquet", ".pq")) or data[:4] == b"PAR1"
+
+
+@dataclass(frozen=True)
+class ResultsTable:
+    """A results file read and checked once (the app keeps it per upload; every rescaling choice is built from it).
+
+    Attributes:
+        dataset: systems' outputs, references, sources, segment ids and rows, as the Compare page's
+            :class:`~bertscore_viz.files.upload.Dataset`.
+        info: the file's metadata (signature, settings, baseline, input description).
+        columns: ``{system: {column: array}}`` of the score columns and ``best_reference``, in segment order, plus
+            ``"warnings"``: the rows' notes as ``segment ID: note``.
+        has_rescaled: every row has rescaled numbers (a baseline existed for the model and layer).
+        idf: the idf weights from the file's document frequencies (None: idf off, or a file of format 1).
+    """
+
+    dataset: object
+    info: dict
+    columns: dict
+    has_rescaled: bool
+    idf: IdfWeights | None = None
+
+    @property
+    def written_rescaled(self) -> bool:
+        """The file's signature names rescaled numbers (``--rescale_with_baseline``)."""
+        return bool(self.info["settings"].get("rescaled"))
+
+    @property
+    def references(self) -> list[str]:
+        return [r for group in self.dataset.references for r in group]
+
+
+@dataclass(frozen=True)
+class LoadedResults:
+    """A results file read back: the inputs as a :class:`~bertscore_viz.files.upload.Dataset` and one
+    :class:`~bertscore_viz.engine.results.ScoreResult` per system at one rescaling choice.
+
+    Attributes:
+        dataset: systems' outputs, references, sources, segment ids and rows.
+        comparison: :class:`~bertscore_viz.comparison.compare.Comparison`, systems best first (rescaled when asked and
+            available).
+        info: the file's metadata (signature, settings, baseline, input description).
+        notes: what the reader should know: rescaling not available, versions differ from this installation.
+        table: the :class:`ResultsTable` it was built from.
+    """
+
+    dataset: object
+    comparison: object
+    info: dict
+    notes: tuple[str, ...] = ()
+    table: ResultsTable | None = None
+
+    @property
+    def signature(self) -> str:
+        return self.comparison.signature
+
+
+def read_results(source, max_bytes: int | None = None) -> ResultsTable:
+    """Read and check a results file (path or bytes), no model pass.
+
+    Args:
+        source: a path or the file's bytes.
+        max_bytes: refuse larger files (the app's limit for results files, :func:`max_upload_bytes`).
+
+    Raises:
+        InputError: too large, not a results file, incomplete (a system misses segments: the run did not finish), or
+            empty.
+    """
+    import pyarrow.parquet as pq
+
+    from bertscore_viz.files.upload import Dataset
+
+    if isinstance(source, (str, Path)):
+        try:
+            size = Path(source).stat().st_size
+            if max_bytes is not None and size > max_bytes:
+                raise InputError(f"The results file is {size / 2**20:.1f} MB; the limit here is "
+                                 f"{max_bytes / 2**20:.0f} MB.")
+            data = Path(source).read_bytes()
+        except OSError as exc:
+            raise InputError(f"The results file {source} cannot be read: {exc.strerror}.") from None
+    else:
+        data = source
+    if max_bytes is not None and len(data) > max_bytes:
+        raise InputError(f"The results file is {len(data) / 2**20:.1f} MB; the limit here is {max_bytes / 2**20:.0f} "
+                         "MB. Whoever runs the server can raise it (docs/RAY.md, \"In the app\").")
+    try:
+        table = pq.read_table(io.BytesIO(data))
+    except Exception as exc:
+        raise InputError(f"The file cannot be read as Parquet: {str(exc).splitlines()[0][:200]}.") from None
+    del data
+    info = _parse_meta(table.schema.metadata)
+    idf = read_idf(table.schema.metadata)
+    missing = [c for c in REQUIRED_COLUMNS if c not in table.column_names]
+    if missing:
+        raise InputError(f"The results file lacks the column(s) {', '.join(missing)}; it was not written by this "
+                         "version of bertscore-viz, or was edited.")
+    if table.num_rows == 0:
+        raise InputError("The results file has no rows.")
+    frame = table.to_pandas()
+    del table
+    systems = list(info.get("systems") or dict.fromkeys(frame["system"]))
+    n = int(info.get("n_segments") or frame["segment_index"].nunique())
+    frame = frame.sort_values(["segment_index", "system"], kind="stable")
+    groups = dict(tuple(frame.groupby("system", sort=False)))
+    per_system = {}
+    for name in systems:
+        part = groups.get(name, frame.iloc[:0])
+        idx = part["segment_index"].to_numpy()
+        if len(part) != n or not np.array_equal(idx, np.arange(n)):
+            raise InputError(f"System {name!r} has {part['segment_index'].nunique()} of {n} segments in the results "
+                             "file: the run did not finish. Rerun the same command into the same output directory; it "
+                             "completes the missing blocks.")
+        per_system[name] = part
+    del frame, groups
+    first = per_system[systems[0]]
+    has_rescaled = info.get("baseline") is not None and all(
+        bool(part["rescaled_f1"].notna().all()) for part in per_system.values())
+    columns = {}
+    for name, part in per_system.items():
+        cols = {c: part[c].to_numpy(dtype=np.float64) for c in REQUIRED_COLUMNS if c.startswith(("raw_", "rescaled_"))}
+        cols["best_reference"] = (part["best_reference"].to_numpy(dtype=np.int64) if "best_reference" in part
+                                  else None)
+        cols["warnings"] = tuple(f"segment {sid}: {note}" for sid, note
+                                 in zip(part["segment_id"], part["notes"].fillna("")) if note)
+        columns[name] = cols
+    sources = None
+    if "source" in first and first["source"].notna().any():
+        sources = [s if isinstance(s, str) else "" for s in first["source"]]
+    dataset = Dataset({name: [str(c) for c in part["candidate"]] for name, part in per_system.items()},
+                      [[str(r) for r in refs] for refs in first["references"]], sources,
+                      [str(s) for s in first["segment_id"]], [int(r) for r in first["row"]], [], None)
+    return ResultsTable(dataset, info, columns, has_rescaled, idf)
+
+
+def results_at(table: ResultsTable, rescale: bool | None = None) -> LoadedResults:
+    """The file's numbers as a :class:`~bertscore_viz.comparison.compare.Comparison`, systems ranked best first by mean F1 as
+    :func:`bertscore_viz.comparison.compare.results_for` ranks them (ties in natural name order).
+
+    Args:
+        rescale: True = rescaled numbers (when the file has them), False = raw, None = as the signature says.
+    """
+    from bertscore_viz.comparison.compare import Comparison
+    from bertscore_viz.comparison.significance import rank_order
+
+    info = table.info
+    settings = info["settings"]
+    want = table.written_rescaled if rescale is None else bool(rescale)
+    notes = []
+    if want and not table.has_rescaled:
+        notes.append(f"No rescaling baseline exists for {settings.get('model')} layer {settings.get('layer')} in the "
+                     "results file; showing raw numbers.")
+    rescaled = want and table.has_rescaled
+    sig = signature_from(settings, rescaled=rescaled)
+    baseline = np.asarray(info["baseline"], dtype=np.float64) if rescaled else None
+    prefix = "rescaled_" if rescaled else "raw_"
+    results = {}
+    for name, cols in table.columns.items():
+        best = cols["best_reference"]
+        results[name] = ScoreResult(
+            cols[prefix + "precision"], cols[prefix + "recall"], cols[prefix + "f1"], cols["raw_precision"],
+            cols["raw_recall"], cols["raw_f1"], sig, baseline,
+            None if best is None else np.repeat(best[:, None], 3, axis=1), cols["warnings"])
+    means = {k: float(np.mean(np.nan_to_num(v.f1, nan=0.0))) for k, v in results.items()}
+    results = {k: results[k] for k in rank_order(means)}
+    notes.extend(version_notes(settings))
+    comparison = Comparison(results, int(settings["layer"]), bool(settings["idf"]), rescaled,
+                            notes[0] if want and not table.has_rescaled else None)
+    return LoadedResults(table.dataset, comparison, info, tuple(notes), table)
+
+
+def load_results(source, rescale: bool | None = None, max_bytes: int | None = None) -> LoadedResults:
+    """Read a results file (path or bytes) into the Compare page's dataset and comparison, no model pass:
+    :func:`read_results` then :func:`results_at`.
+
+    Raises:
+        InputError: see :func:`read_results`.
+    """
+    return results_at(read_results(source, max_bytes), rescale)
+
+
+def version_notes(settings: dict) -> list[str]:
+    """Differences between the versions that wrote a file and this installation (numbers may differ slightly)."""
+    import transformers
+
+    from bertscore_viz import __version__
+
+    out = []
+    if settings.get("version") and settings["version"] != __version__:
+        out.append(f"The scores were computed by bertscore-viz {settings['version']}; this is {__version__}.")
+    if settings.get("transformers_version") and settings["transformers_version"] != transformers.__version__:
+        out.append(f"The scores were computed with transformers {settings['transformers_version']}; this "
+                   f"installation has {transformers.__version__}. A drill-down recomputes with the latter.")
+    return out
+
+
+def _triple(values) -> str:
+    return "/".join(f"{float(x):.4f}" for x in values)
+
+
+def settings_mismatch(info: dict, model: str, layer: int, idf: bool, rescale: bool | None = None,
+                      baseline=None, shown_rescaled: bool | None = None) -> str | None:
+    """A plain sentence when the app's sidebar differs from the file's setting, saying what is shown instead.
+
+    Args:
+        info: the file's metadata.
+        model, layer, idf, rescale: the sidebar's (``rescale`` None: not compared).
+        baseline: the P/R/F baseline the sidebar's settings give for the file's model and layer (None: none, or
+            rescaling off there); compared with the file's values when both rescale.
+        shown_rescaled: whether the page shows rescaled numbers (default: as the file's signature says).
+
+    Returns:
+        None when nothing differs.
+    """
+    s = info["settings"]
+    written = bool(s.get("rescaled"))
+    shown = written if shown_rescaled is None else bool(shown_rescaled)
+    diff = []
+    if s["model"] != model:
+        diff.append(f"model {s['model']} (sidebar: {model})")
+    if int(s["layer"]) != int(layer):
+        diff.append(f"layer {s['layer']} (sidebar: {layer})")
+    if bool(s["idf"]) != bool(idf):
+        diff.append(f"idf {'on' if s['idf'] else 'off'} (sidebar: {'on' if idf else 'off'})")
+    if rescale is not None and bool(rescale) != written:
+        diff.append(f"{'rescaled with a baseline' if written else 'not rescaled'} (sidebar: rescaling "
+                    f"{'on' if rescale else 'off'})")
+    file_baseline = info.get("baseline")
+    if (rescale and written and baseline is not None and file_baseline is not None and s["model"] == model
+            and not np.allclose(np.asarray(baseline, dtype=np.float64), np.asarray(file_baseline), rtol=0,
+                                atol=1e-9)):
+        source = f"{info.get('lang')} baseline" if info.get("lang") else "baseline"
+        diff.append(f"P/R/F {source} {_triple(file_baseline)} (the sidebar's gives {_triple(baseline)})")
+    if not diff:
+        return None
+    what = "rescaled" if shown else "raw"
+    return ("This file was scored with other settings than the sidebar's: " + "; ".join(diff) + f". Shown: the "
+            f"file's own {what} numbers, with the signature below. The sidebar does not change a results file; to "
+            "score at the sidebar's settings, upload the system outputs (CSV or JSON Lines) instead.")
+
+
+def file_scorer(table: ResultsTable, rescaled: bool, model=None, encoder=None) -> Scorer:
+    """A Scorer that reproduces a results file's numbers for one segment (the Compare page's drill-down): the file's
+    model and layer, the idf weights of the file's document frequencies (not recomputed from the references at
+    hand; files without them, format 1, take idf from the file's references) and the file's baseline values (not
+    looked up again in this installation), with the file's custom-baseline flag in the signature.
+
+    Args:
+        table: the file, read.
+        rescaled: report rescaled numbers (the file's baseline; the file must have it).
+        model: the model to load instead of the file's name (e.g. the app's resolved spec).
+        encoder: an encoder already loaded for that model (the app's pooled one), else loaded on first use.
+    """
+    s = table.info["settings"]
+    idf = bool(s["idf"])
+    layer = int(s["layer"])
+    baseline = None
+    if rescaled:
+        if not table.has_rescaled:
+            raise BaselineError("This results file has no rescaled numbers (no baseline existed for its model and "
+                                "layer).")
+        baseline = BaselineTable(np.asarray([table.info["baseline"]], dtype=np.float64), "the results file",
+                                 layers=(layer,))
+    return Scorer(model=model if model is not None else s["model"], layer=layer, idf=idf,
+                  idf_sentences=table.references if idf and table.idf is None else None,
+                  idf_weights=table.idf if idf else None,
+                  precision=encoder.precision if encoder is not None else s.get("precision", "fp32"),
+                  rescale_with_baseline=rescaled, baseline_table=baseline,
+                  custom_baseline=bool(s.get("custom_baseline", False)), encoder=encoder)
+
+
+def app_settings(info: dict) -> dict:
+    """The file's model, layer and idf as fields of the app's settings (for the drill-down's one-segment pass).
+    The model is its source (a local directory) when that exists here, else its name."""
+    from bertscore_viz.models.spec import resolve_model
+
+    s = info["settings"]
+    model = s["model"]
+    source = info.get("model_path", info.get("model_source"))  # files before model_path kept the path here
+    if isinstance(source, str) and source and Path(source).is_dir():
+        try:
+            same = resolve_model(model).source == source
+        except Exception:  # an unknown name: the directory it came from decides
+            same = False
+        if not same:
+            model = source
+    return {"model": model, "layer": int(s["layer"]), "idf": bool(s["idf"])}

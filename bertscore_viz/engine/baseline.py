@@ -1,0 +1,181 @@
+"""Rescaling baselines: bert-score-format files (``LAYER,P,R,F``, one row per layer from 0), lookup, rescaling.
+
+Shipped files live in ``baselines/<lang>/<model>.tsv`` (comma-separated despite the name, as bert-score's).
+The row is picked by position, as the reference does, after checking that the LAYER column agrees.
+
+Messages and sources name a shipped file relative to the repository (``baselines/fr/<model>.tsv``), so that a
+message shown in the app does not reveal where the server keeps its files; a file the caller named (a CLI user's
+``--baseline_path``) keeps the name it was given. Inside :func:`full_paths` (the command line, whose user owns the
+machine) shipped files are named by their absolute path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import csv
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from bertscore_viz.errors import BaselineError
+from bertscore_viz.locations import BASELINE_DIR
+
+#: Baselines added at run time (computed or uploaded in the app), keyed by (lang, model name).
+_REGISTERED: dict[tuple[str, str], "BaselineTable"] = {}
+_FULL_PATHS: contextvars.ContextVar[bool] = contextvars.ContextVar("bertscore_viz_full_paths", default=False)
+
+
+@contextlib.contextmanager
+def full_paths():
+    """Within this block (in this thread), messages name shipped baseline files by their absolute path."""
+    token = _FULL_PATHS.set(True)
+    try:
+        yield
+    finally:
+        _FULL_PATHS.reset(token)
+
+
+def display_path(path: str | Path) -> str:
+    """How messages name a baseline file: a shipped one as ``baselines/<lang>/<file>`` (absolute inside
+    :func:`full_paths`), any other as it was given."""
+    path = Path(path)
+    if not _FULL_PATHS.get():
+        for candidate in (path, path.resolve()):  # as built from BASELINE_DIR, else after following links
+            try:
+                return (Path(BASELINE_DIR.name) / candidate.relative_to(BASELINE_DIR)).as_posix()
+            except ValueError:
+                continue
+    return str(path)
+
+
+@dataclass(frozen=True)
+class BaselineTable:
+    """All layers of one baseline file.
+
+    Attributes:
+        values: ``(n_layers, 3)`` float64, the P, R and F baselines of layers 0..n-1.
+        source: where it came from (a path, or a description).
+        layers: the layer of each row when the table holds only some layers (e.g. the one layer a results file
+            was rescaled at); None: rows are layers 0..n-1, as in a baseline file.
+    """
+
+    values: np.ndarray
+    source: str
+    layers: tuple[int, ...] | None = None
+
+    def for_layer(self, layer: int, model: str = "?") -> np.ndarray:
+        """``(3,)`` P/R/F baselines of one layer."""
+        if self.layers is not None:
+            if layer not in self.layers:
+                raise BaselineError(f"The baseline {self.source} has rows for layer(s) "
+                                    f"{', '.join(map(str, self.layers))} only, but layer {layer} of {model} was asked "
+                                    "for.")
+            return np.asarray(self.values[self.layers.index(layer)], dtype=np.float64).copy()
+        if not 0 <= layer < len(self.values):
+            raise BaselineError(
+                f"The baseline {self.source} has rows for layers 0 to {len(self.values) - 1}, but layer {layer} "
+                f"of {model} was asked for. Compute a baseline for this model with "
+                "`python -m bertscore_viz baseline --corpus FILE -m MODEL --lang LANG -o OUT.tsv` "
+                "or on the app's Baselines page."
+            )
+        return self.values[layer].copy()
+
+
+def parse_baseline(text: str, source: str = "<text>") -> BaselineTable:
+    """Parse a baseline file's text (``LAYER,P,R,F`` header, one row per layer from 0)."""
+    rows = [r for r in csv.reader(io.StringIO(text.lstrip("\ufeff"))) if r and any(c.strip() for c in r)]
+    if not rows:
+        raise BaselineError(f"The baseline {source} is empty. Expected a header LAYER,P,R,F and one row per layer.")
+    header = [c.strip().upper() for c in rows[0]]
+    if header != ["LAYER", "P", "R", "F"]:
+        raise BaselineError(
+            f"The baseline {source} starts with {','.join(rows[0])!r}; expected the header LAYER,P,R,F "
+            "(bert-score's format)."
+        )
+    values = []
+    for n, row in enumerate(rows[1:], start=2):
+        try:
+            layer, p, r, f = (float(c) for c in row)
+        except ValueError:
+            raise BaselineError(
+                f"Line {n} of the baseline {source} is {','.join(row)!r}; expected four numbers LAYER,P,R,F."
+            ) from None
+        if int(layer) != len(values):
+            raise BaselineError(
+                f"Line {n} of the baseline {source} is for layer {layer:g}, expected layer {len(values)}: rows "
+                "must run from layer 0 upwards without gaps."
+            )
+        values.append((p, r, f))
+    if not values:
+        raise BaselineError(f"The baseline {source} has a header but no rows.")
+    return BaselineTable(np.asarray(values, dtype=np.float64), source)
+
+
+def read_baseline(path: str | Path) -> BaselineTable:
+    """Read a baseline file; clear errors for a missing, non-UTF-8 or malformed file."""
+    path = Path(path)
+    shown = display_path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BaselineError(f"The baseline file {shown} does not exist.") from None
+    except UnicodeDecodeError:
+        raise BaselineError(f"The baseline file {shown} is not UTF-8 text.") from None
+    except OSError as exc:
+        raise BaselineError(f"The baseline file {shown} cannot be read: {exc.strerror or exc}.") from None
+    return parse_baseline(text, shown)
+
+
+def format_baseline(values: np.ndarray) -> str:
+    """bert-score's format: ``LAYER,P,R,F`` and one row per layer."""
+    lines = ["LAYER,P,R,F"]
+    for layer, (p, r, f) in enumerate(np.asarray(values, dtype=np.float64)):
+        lines.append(f"{layer},{float(p)!r},{float(r)!r},{float(f)!r}")  # numpy 2 reprs say np.float64(..)
+    return "\n".join(lines) + "\n"
+
+
+def shipped_baseline_path(lang: str, model: str) -> Path:
+    return BASELINE_DIR / lang / f"{model}.tsv"
+
+
+def languages_with_baseline(model: str) -> list[str]:
+    """Languages with a shipped or registered baseline file for ``model`` (sorted; ``en`` first)."""
+    langs = {d.name for d in BASELINE_DIR.iterdir()
+             if d.is_dir() and d.name != "layers" and shipped_baseline_path(d.name, model).is_file()}
+    langs |= {lang for (lang, m) in _REGISTERED if m == model}
+    return sorted(langs, key=lambda x: (x != "en", x))
+
+
+def register_baseline(lang: str, model: str, table: BaselineTable) -> None:
+    """Make a computed or uploaded baseline the one used for (lang, model) in this process."""
+    _REGISTERED[(lang, model)] = table
+
+
+def registered_baseline(lang: str, model: str) -> BaselineTable | None:
+    return _REGISTERED.get((lang, model))
+
+
+def find_baseline(model: str, lang: str, baseline_path: str | Path | None = None) -> BaselineTable:
+    """The baseline for a model and language: an explicit file, else one registered at run time, else shipped.
+
+    Raises:
+        BaselineError: naming the file that was looked for, the model, and how to compute one.
+    """
+    if baseline_path is not None:
+        return read_baseline(baseline_path)
+    registered = registered_baseline(lang, model)
+    if registered is not None:
+        return registered
+    path = shipped_baseline_path(lang, model)
+    if not path.is_file():
+        raise BaselineError(
+            f"No rescaling baseline for model {model!r} and language {lang!r}: {display_path(path)} does not "
+            "exist. Compute one from a monolingual corpus (one sentence per line) with "
+            f"`python -m bertscore_viz baseline --corpus FILE -m {model} --lang {lang} -o OUT.tsv` "
+            "and pass it as baseline_path (--baseline_path), or compute or upload one on the app's "
+            "Baselines page (used at once in that session), or turn rescaling off."
+        )
+    return read_baseline(path)

@@ -1,0 +1,486 @@
+"""The only module that runs models: loading them (tokenizers: :mod:`bertscore_viz.engine.tokenizer`), the forward
+pass, and the layers it keeps (in :mod:`bertscore_viz.engine.cache`).
+
+Tokenization matches bert-score 0.3.13's ``sent_encode``: the sentence is stripped, then encoded with special
+tokens and truncated to the model's maximum length (head kept). GPT-2/RoBERTa-style BPE tokenizers are loaded with
+``add_prefix_space=True`` so that they tokenize as the reference does under transformers 5.
+
+Only the layers a request needs leave the forward pass: each is normalised on the device, cut per sentence and
+cached there as ``(model, layer, token ids) -> (n_tokens, dim)`` float32 tensor (docs/DEVICE.md); nothing is
+stacked or copied to the host. Small models (the bundled MiniLM) keep every layer the pass computed, so that
+another layer costs no pass.
+
+Layer ``L`` is ``hidden_states[L]`` (0 = embedding output). For architectures whose blocks sit in
+``model.encoder.layer`` (BERT, RoBERTa, ELECTRA, XLM-R, DeBERTa) or ``model.transformer.layer`` (DistilBERT), the
+model runs only as deep as the deepest layer asked for, as bert-score's truncated model does; the blocks are
+shared, not copied.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import os
+import threading
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+
+from bertscore_viz.engine.cache import CACHE, EmbeddingCache
+from bertscore_viz.engine.tokenizer import TextTokenizer, Tokenized, load_tokenizer, tokenizer_max_length
+from bertscore_viz.errors import ModelError
+from bertscore_viz.models.hub import _hub_kwargs
+from bertscore_viz.models.spec import ModelSpec
+
+PRECISIONS = ("fp32", "fp16", "bf16")
+
+
+#: Padded cells (sentences x longest length) allowed in one forward batch.
+DEFAULT_TOKEN_BUDGET = 4096
+#: A forward batch (sentences sorted longest first) is closed early when the next sentence is shorter than this
+#: fraction of the batch's longest: padding it to the longest would waste more than it saves in batch overhead.
+PAD_SHRINK = 0.9
+#: Widest hidden size whose batches close early on a CPU (the bundled MiniLM and multilingual-e5-small: 384).
+EARLY_CLOSE_MAX_HIDDEN = 384
+#: Fewest sentences in a batch closed early by the rule above (tiny batches cost more in overhead than padding).
+MIN_EARLY_BATCH = 8
+#: Models whose every layer costs at most this many bytes per token (float32) count as small: their encoder caches
+#: all the layers a pass computes. The bundled MiniLM (7 x 384 x 4 = 10.5 KiB) is small; mpnet-base (13 x 768)
+#: and roberta-large (25 x 1024) are not.
+SMALL_MODEL_BYTES_PER_TOKEN = 24 * 1024
+
+ProgressFn = Callable[[int, int], None]
+
+
+def resolve_device(device: str | None) -> str:
+    import torch
+
+    if device is None or device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if str(device).startswith("cuda") and not torch.cuda.is_available():
+        raise ModelError(f"Device {device!r} was asked for, but CUDA is not available here. Use device='cpu'.")
+    return str(device)
+
+
+def _layer_container(model) -> tuple[object, str] | None:
+    """The module holding the list of transformer blocks, for architectures where truncation is exact."""
+    import torch
+
+    for parent_name, attr in (("encoder", "layer"), ("transformer", "layer")):
+        parent = getattr(model, parent_name, None)
+        if parent is not None and isinstance(getattr(parent, attr, None), torch.nn.ModuleList):
+            if hasattr(parent, "albert_layer_groups"):
+                return None
+            return parent, attr
+    return None
+
+
+def _truncated_view(model, depth: int):
+    """A shallow copy of ``model`` that runs only its first ``depth`` blocks (parameters are shared)."""
+    import torch
+
+    found = _layer_container(model)
+    if found is None:
+        return None
+    parent, attr = found
+    blocks = getattr(parent, attr)
+    if depth >= len(blocks):
+        return model
+    parent_copy = copy.copy(parent)
+    parent_copy._modules = dict(parent._modules)
+    parent_copy._modules[attr] = torch.nn.ModuleList(list(blocks)[:depth])
+    model_copy = copy.copy(model)
+    model_copy._modules = dict(model._modules)
+    for name, module in model._modules.items():
+        if module is parent:
+            model_copy._modules[name] = parent_copy
+    if "pooler" in model_copy._modules:
+        model_copy._modules["pooler"] = None
+    return model_copy
+
+
+def model_through_layer(model, layer: int):
+    """``model`` cut after block ``layer`` (a shallow copy sharing the parameters; the model itself when it cannot be
+    cut): what a forward pass for that layer needs to run. transformers 5 records ``hidden_states[0]`` from the
+    first block's input, so a model cut to no blocks would return none: at least one block is kept."""
+    return _truncated_view(model, max(int(layer), 1)) or model
+
+
+def layer_states(net, layer: int, *, input_ids=None, inputs_embeds=None, attention_mask=None, autocast=None):
+    """Hidden states ``(b, t, H)`` of ``net`` (a model or :func:`model_through_layer`'s view) at ``layer``, with
+    autograd as the caller has it (the training loss differentiates through them; scoring uses
+    :meth:`Encoder.embed_layers`). ``autocast``: a reduced dtype (bf16, fp16) for the forward, or None."""
+    import torch
+
+    ref = input_ids if input_ids is not None else inputs_embeds
+    with torch.autocast(ref.device.type, dtype=autocast or torch.float32, enabled=autocast is not None):
+        out = net(input_ids=input_ids, inputs_embeds=inputs_embeds, attention_mask=attention_mask,
+                  output_hidden_states=True)
+    return out.hidden_states[layer]
+
+
+_TOKENIZERS: dict[tuple[str, str], TextTokenizer] = {}
+_TOKENIZERS_LOCK = threading.Lock()
+
+
+def get_tokenizer(spec: ModelSpec) -> TextTokenizer:
+    """The process-wide :class:`TextTokenizer` of a model: a loaded encoder's, else one loaded alone (no weights)."""
+    key = (spec.name, spec.source)
+    for enc in loaded_encoders():
+        if enc.key[:2] == key:
+            return enc.text_tokenizer
+    with _TOKENIZERS_LOCK:
+        tok = _TOKENIZERS.get(key)
+        if tok is None:
+            tok = _TOKENIZERS[key] = TextTokenizer(spec)
+        return tok
+
+
+class Encoder:
+    """A loaded tokenizer and model for one (model, device, precision); thread-safe and loaded once per process.
+
+    Use :func:`get_encoder` rather than constructing it directly.
+    """
+
+    def __init__(self, spec: ModelSpec, device: str | None = None, precision: str = "fp32",
+                 cache: EmbeddingCache | None = None):
+        # Before importing torch: an unreachable hub is known in at most HUB_PROBE_SECONDS.
+        kwargs = {"local_files_only": True} if spec.local else _hub_kwargs(spec)
+        import torch
+        import transformers
+        from transformers import AutoModel
+
+        if precision not in PRECISIONS:
+            raise ModelError(f"Unknown precision {precision!r}. Expected one of {', '.join(PRECISIONS)}.")
+        self.spec = spec
+        self.device = resolve_device(device)
+        if precision == "fp16" and not self.device.startswith("cuda"):
+            raise ModelError("fp16 needs a CUDA device; on the CPU use precision='bf16' (or the exact 'fp32').")
+        self.precision = precision
+        self._local = threading.local()
+        self.cache = cache if cache is not None else CACHE
+        if self.device.startswith("cuda") and not os.environ.get("BERTSCORE_VIZ_CACHE_MB"):
+            # The cache then holds device tensors: by default, the entries on this device are kept to a quarter of
+            # its memory (evicted at once if over it); entries elsewhere (CPU encoders) keep the cache's own bound.
+            dev = torch.device(self.device)
+            if dev.index is None:
+                dev = torch.device("cuda", torch.cuda.current_device())
+            quarter = torch.cuda.get_device_properties(dev).total_memory // 4
+            current = self.cache.device_limit(str(dev))
+            self.cache.limit_device(str(dev), quarter if current is None else min(current, quarter))
+        self.transformers_version = transformers.__version__
+        transformers.utils.logging.set_verbosity_error()
+        transformers.utils.logging.disable_progress_bar()
+        try:
+            tokenizer = load_tokenizer(spec, kwargs)
+            if "t5" in spec.source.lower():
+                from transformers import T5EncoderModel
+
+                model = T5EncoderModel.from_pretrained(spec.source, **kwargs)
+            else:
+                model = AutoModel.from_pretrained(spec.source, **kwargs)
+        except (OSError, ValueError, ImportError) as exc:
+            raise ModelError(
+                f"Could not load model {spec.name!r} from {spec.source!r}: {str(exc).splitlines()[0][:300]}. "
+                "A hub name needs internet access or a copy in the Hugging Face cache; otherwise give a local "
+                "directory holding config.json, the tokenizer and the weights, or use the bundled model "
+                "'all-MiniLM-L6-v2'."
+            ) from exc
+        if hasattr(model, "decoder") and hasattr(model, "encoder"):
+            model = model.encoder
+        model.eval()
+        dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[precision]
+        self.model = model.to(device=self.device, dtype=dtype)
+        self.tokenizer = tokenizer
+        config = getattr(self.model, "config", None)
+        n = getattr(config, "num_hidden_layers", None) or getattr(config, "n_layers", None)
+        self._select_hidden_states = _install_hidden_state_hooks(self.model)
+        if n is None or self._select_hidden_states is None:
+            # Hooks could not be installed without a pass (or the depth is unknown): one full pass does both.
+            with torch.no_grad():
+                out = self.model(input_ids=torch.tensor([tokenizer("a")["input_ids"]], device=self.device),
+                                 output_hidden_states=True)
+            n = n if n is not None else len(out.hidden_states) - 1
+            self._select_hidden_states = False
+        self.num_layers = int(n)
+        self.max_length = tokenizer_max_length(tokenizer)
+        self.special_ids = frozenset(
+            i for i in (tokenizer.cls_token_id, tokenizer.sep_token_id) if i is not None
+        )
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        self.key = (spec.name, spec.source, self.device, precision)
+        hidden = int(getattr(config, "hidden_size", 0) or getattr(config, "dim", 0) or 0)
+        self.hidden_size = hidden
+        #: Cache every layer a forward pass computes (0 .. deepest asked for), not only the layers asked for, so
+        #: that another layer costs no model pass. On for small models only (see SMALL_MODEL_BYTES_PER_TOKEN):
+        #: for a large model it would copy and keep, e.g., 18 layers of roberta-large to use one.
+        self.keep_computed_layers = 0 < (self.num_layers + 1) * hidden * 4 <= SMALL_MODEL_BYTES_PER_TOKEN
+        #: Close a batch early when the next sentence is much shorter (:func:`plan_batches`'s ``shrink``). It pays
+        #: for small models on a CPU (95% real cells against 68-71% at 250-560 pairs). For wider models the smaller
+        #: batches cost more than the padding they save: a random roberta-large-shaped model on this 2-core CPU
+        #: scored 96 WMT16 pairs in 27-30 s with early closing, 17.5-21 s without (bert-score 22.5-26 s); and a
+        #: GPU is fastest on full batches. So only on a CPU, and only up to EARLY_CLOSE_MAX_HIDDEN.
+        self.close_batches_early = self.device == "cpu" and 0 < hidden <= EARLY_CLOSE_MAX_HIDDEN
+        self._views: dict[int, object] = {}
+        self._views_lock = threading.Lock()
+        self.text_tokenizer = TextTokenizer(spec, tokenizer)
+
+    # --- tokenization -----------------------------------------------------------------------------------------
+    @property
+    def cache(self) -> EmbeddingCache:
+        """The cache this thread uses: the shared one, or a private one inside :meth:`private_cache`."""
+        private = getattr(self._local, "cache", None)
+        return self._shared_cache if private is None else private
+
+    @cache.setter
+    def cache(self, value: EmbeddingCache) -> None:
+        self._shared_cache = value
+
+    @contextlib.contextmanager
+    def private_cache(self):
+        """Within the block, this thread embeds with a fresh, private cache: what it computes does not depend on
+        what was embedded before (a forward pass rounds a sentence differently by a few 1e-8 in another batch), so
+        a computation split into blocks gives the same bits in one process or spread over workers."""
+        private = EmbeddingCache(self._shared_cache.max_bytes)
+        for device, limit in self._shared_cache.device_limits.items():
+            private.limit_device(device, limit)
+        self._local.cache = private
+        try:
+            yield
+        finally:
+            self._local.cache = None
+
+    def encode_one(self, text: str) -> Tokenized:
+        return self.text_tokenizer.encode_one(text)
+
+    def encode(self, texts: Sequence[str]) -> list[Tokenized]:
+        """Token ids of each text, as bert-score's ``sent_encode`` gives them (cached):
+        :meth:`TextTokenizer.encode`."""
+        return self.text_tokenizer.encode(texts)
+
+    def is_special(self, ids: np.ndarray) -> np.ndarray:
+        """Boolean mask of the CLS/SEP positions (weight 0, still match candidates)."""
+        return np.isin(ids, list(self.special_ids))
+
+    # --- embeddings -------------------------------------------------------------------------------------------
+    def _view(self, depth: int):
+        with self._views_lock:
+            if depth not in self._views:
+                self._views[depth] = _truncated_view(self.model, depth) or self.model
+            return self._views[depth]
+
+    def check_layers(self, layers: Sequence[int] | str | int | None) -> tuple[int, ...]:
+        """Layers as a tuple of ints: None or ``"all"`` = every layer ``0 .. num_layers``; one int = that layer.
+
+        Raises:
+            ModelError: a layer outside ``0 .. num_layers``.
+        """
+        if layers is None or (isinstance(layers, str) and layers == "all"):
+            return tuple(range(self.num_layers + 1))
+        if isinstance(layers, (int, np.integer)):
+            layers = (int(layers),)
+        layers = tuple(int(x) for x in layers)
+        bad = [x for x in layers if not 0 <= x <= self.num_layers]
+        if not layers or bad:
+            raise ModelError(
+                f"Layer {bad[0] if bad else '(none)'} does not exist in {self.spec.name}: it has layers 0 to "
+                f"{self.num_layers} (0 = embeddings)."
+            )
+        return layers
+
+    def embed_layers(self, texts: Sequence[str], layers: Sequence[int] | str | int | None, *,
+                     batch_size: int = 64, token_budget: int = DEFAULT_TOKEN_BUDGET,
+                     progress: ProgressFn | None = None) -> list[list]:
+        """Normalised token vectors of each text at each of ``layers``, on the encoder's device.
+
+        Only the layers asked for are copied out of the forward pass and cached (every layer the pass computed for
+        a small model, see :attr:`keep_computed_layers`). Sentences are deduplicated by token ids, sorted by
+        length and run in batches of at most ``batch_size`` sentences and ``token_budget`` padded cells; for a
+        small model on a CPU a batch is closed early when the next sentence is much shorter (padding-aware
+        batching, :attr:`close_batches_early`).
+
+        Args:
+            texts: sentences (raw; stripped here as in the reference).
+            layers: hidden-state indices (0 = embeddings); None or ``"all"`` = every layer.
+            batch_size: most sentences in one forward batch.
+            token_budget: most padded cells (sentences x longest) in one forward batch.
+            progress: called as ``progress(done, total)`` with counts of sentences embedded.
+
+        Returns:
+            Per text, a list with one float32 torch tensor ``(n_tokens, dim)`` of unit vectors per layer, in the
+            order of ``layers``. Tensors are shared with the cache: do not modify them.
+        """
+        layers = self.check_layers(layers)
+        result: list[list | None] = [None] * len(texts)
+        toks = self.encode(texts)
+        missing: dict[bytes, list[int]] = {}
+        for i, tok in enumerate(toks):
+            key = tok.ids.tobytes()
+            if key in missing:
+                missing[key].append(i)
+                continue
+            hits = [self.cache.get((self.key, layer, key)) for layer in layers]
+            if any(h is None for h in hits):
+                missing[key] = [i]
+            else:
+                result[i] = hits
+        total = len(missing)
+        if progress:
+            progress(0, total)
+        if missing:
+            uniq = list(missing)
+            first = [toks[missing[k][0]].ids for k in uniq]
+            order = sorted(range(len(uniq)), key=lambda k: len(first[k]), reverse=True)
+            done = 0
+            shrink = PAD_SHRINK if self.close_batches_early else 0.0  # 0: a batch closes only when full
+            for start, stop in plan_batches([len(first[k]) for k in order], batch_size, token_budget, shrink):
+                batch = order[start:stop]
+                for k, vecs in zip(batch, self._forward([first[k] for k in batch], layers)):
+                    for i in missing[uniq[k]]:
+                        result[i] = vecs
+                done += len(batch)
+                if progress:
+                    progress(done, total)
+        return result  # type: ignore[return-value]
+
+    def embed(self, texts: Sequence[str], layer: int | None = None, *, batch_size: int = 64,
+              token_budget: int = DEFAULT_TOKEN_BUDGET, progress: ProgressFn | None = None) -> list[np.ndarray]:
+        """Normalised token vectors of each text for layers ``0 .. layer`` (all layers when None), as numpy.
+
+        A convenience over :meth:`embed_layers` (which the scoring path uses): it copies every layer to the host.
+
+        Returns:
+            One float32 array ``(layer + 1, n_tokens, dim)`` per text (new arrays).
+        """
+        depth = self.num_layers if layer is None else int(layer)
+        self.check_layers([depth])
+        per_text = self.embed_layers(texts, range(depth + 1), batch_size=batch_size, token_budget=token_budget,
+                                     progress=progress)
+        return [np.stack([t.cpu().numpy() for t in vecs]) for vecs in per_text]
+
+    def _forward(self, id_lists: list[np.ndarray], layers: Sequence[int]) -> list[list]:
+        """One forward batch: per sentence, a ``(n_tokens, dim)`` unit-vector tensor per layer of ``layers``.
+
+        The model runs only as deep as the deepest layer; only the layers asked for (all computed ones for a small
+        model) are normalised, cut per sentence and cached. Nothing is stacked or copied to the host.
+        """
+        import torch
+
+        layers = tuple(layers)
+        lengths = [len(x) for x in id_lists]
+        width = max(lengths)
+        ids = torch.full((len(id_lists), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(id_lists), width), dtype=torch.long)
+        for row, x in enumerate(id_lists):
+            ids[row, : len(x)] = torch.from_numpy(x)
+            mask[row, : len(x)] = 1
+        depth = max(layers)
+        keep = tuple(range(depth + 1)) if self.keep_computed_layers else tuple(sorted(set(layers)))
+        # transformers 5 records hidden_states[0] from the first block's input: a model cut to 0 blocks returns none
+        model = self._view(max(depth, 1))
+        # Under transformers 5 hidden states can be selected by index: the others are not kept during the pass.
+        select = list(keep) if self._select_hidden_states else True
+        # no_grad, not inference_mode: cached vectors may later meet tensors that require grad (the loss).
+        with torch.no_grad():
+            out = model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device),
+                        output_hidden_states=select)
+            vectors: dict[int, list] = {}
+            for layer in keep:
+                hidden = out.hidden_states[layer]  # (batch, tokens, dim) on the device
+                if hidden.dtype != torch.float32:
+                    hidden = hidden.float()
+                norm = torch.linalg.vector_norm(hidden, dim=-1, keepdim=True)
+                # One new tensor per sentence, cut to its length: what the cache holds, nothing more.
+                vectors[layer] = [hidden[row, :n] / norm[row, :n] for row, n in enumerate(lengths)]
+            del out
+        out_rows = []
+        for row, x in enumerate(id_lists):
+            key = x.tobytes()
+            for layer in keep:
+                self.cache.put((self.key, layer, key), vectors[layer][row])
+            out_rows.append([vectors[layer][row] for layer in layers])
+        return out_rows
+
+
+def plan_batches(lengths: Sequence[int], batch_size: int, token_budget: int, shrink: float = PAD_SHRINK,
+                 min_early: int = MIN_EARLY_BATCH) -> list[tuple[int, int]]:
+    """Split sentence lengths sorted longest first into forward batches ``[(start, stop), ...]``.
+
+    A batch holds at most ``batch_size`` sentences and ``token_budget`` padded cells (sentences x its longest);
+    once it holds ``min_early`` sentences it is also closed when the next sentence is shorter than ``shrink`` x its
+    longest, so that short sentences are not padded to a long one's length.
+
+    >>> plan_batches([40, 38, 20, 19, 18], batch_size=64, token_budget=4096, min_early=2)
+    [(0, 2), (2, 5)]
+    """
+    out = []
+    start = 0
+    while start < len(lengths):
+        longest = max(int(lengths[start]), 1)
+        cap = max(1, min(batch_size, token_budget // longest))
+        stop = start + 1
+        while stop < len(lengths) and stop - start < cap:
+            if stop - start >= min_early and lengths[stop] < shrink * longest:
+                break
+            stop += 1
+        out.append((start, stop))
+        start = stop
+    return out
+
+
+def _install_hidden_state_hooks(model) -> bool | None:
+    """Install transformers 5's hidden-state hooks on the full model now, without a forward pass.
+
+    transformers 5 records ``hidden_states`` with forward hooks that it installs on the first call asking for them,
+    and marks the model "installed". Truncated views (shallow copies sharing the blocks) copy that mark: a view
+    run first would hook the shared blocks itself, the full model would hook them again, and its hidden_states
+    would repeat layers. The encoder used to run one full warm-up pass to install them, which touched (made
+    resident) every layer's weights of a large model; installing them directly touches none.
+
+    Returns:
+        True: hooks installed, and the pass can select hidden states by index; False: this transformers records
+        hidden states without hooks (4.x), nothing to do; None: hooks are used but could not be installed here
+        (the caller runs a warm-up pass instead).
+    """
+    try:
+        from transformers.utils import output_capturing as oc
+    except ImportError:
+        return False
+    install = getattr(oc, "maybe_install_capturing_hooks", None)
+    registry = getattr(oc, "_CAN_RECORD_REGISTRY", None)
+    if install is None or registry is None:
+        return None
+    if not registry.get(model).get("hidden_states"):
+        return None
+    install(model)
+    return hasattr(oc, "selected_hidden_states")
+
+
+_ENCODERS: dict[tuple, Encoder] = {}
+_ENCODERS_LOCK = threading.Lock()
+
+
+def get_encoder(spec: ModelSpec, device: str | None = None, precision: str = "fp32") -> Encoder:
+    """The process-wide encoder for this model, device and precision, loaded on first use."""
+    if not spec.local and not any(k[:2] == (spec.name, spec.source) for k in _ENCODERS):
+        _hub_kwargs(spec)  # an unreachable hub fails here, before torch is imported to pick the device
+    key = (spec.name, spec.source, resolve_device(device), precision)
+    with _ENCODERS_LOCK:
+        enc = _ENCODERS.get(key)
+        if enc is None:
+            enc = Encoder(spec, device=key[2], precision=precision)
+            _ENCODERS[key] = enc
+        return enc
+
+
+def loaded_encoders() -> Iterable[Encoder]:
+    return list(_ENCODERS.values())
+
+
+def release_encoder(enc: Encoder) -> None:
+    """Forget a loaded encoder and drop its cached vectors (its memory is freed once no job uses it; device memory
+    too, for a CUDA encoder); the next use loads it again."""
+    with _ENCODERS_LOCK:
+        for key in [k for k, v in _ENCODERS.items() if v is enc]:
+            del _ENCODERS[key]
+    enc._shared_cache.remove_encoder(enc.key)

@@ -1,0 +1,262 @@
+"""Result objects: frozen dataclasses of numpy arrays and floats, each with its signature."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from bertscore_viz import __version__
+
+
+@dataclass(frozen=True)
+class Signature:
+    """Everything that determines a score, printed like bert-score's hash.
+
+    ``{model}_L{layer}_{idf|no-idf}_version=bertscore-viz-{version}(hug_trans={transformers})``, then
+    ``-rescaled`` or ``-custom-rescaled``, then ``_fp16``/``_bf16`` when reduced precision was used.
+    """
+
+    model: str
+    layer: int
+    idf: bool
+    rescaled: bool = False
+    custom_baseline: bool = False
+    precision: str = "fp32"
+    transformers_version: str = ""
+    version: str = __version__
+
+    def __str__(self) -> str:
+        text = (f"{self.model}_L{self.layer}_{'idf' if self.idf else 'no-idf'}"
+                f"_version=bertscore-viz-{self.version}(hug_trans={self.transformers_version})")
+        if self.rescaled:
+            text += "-custom-rescaled" if self.custom_baseline else "-rescaled"
+        if self.precision != "fp32":
+            text += f"_{self.precision}"
+        return text
+
+    def as_dict(self) -> dict:
+        return {"model": self.model, "layer": self.layer, "idf": self.idf, "rescaled": self.rescaled,
+                "custom_baseline": self.custom_baseline, "precision": self.precision,
+                "transformers_version": self.transformers_version, "version": self.version, "text": str(self)}
+
+
+def _tolist(a):
+    return None if a is None else [None if np.isnan(x) else float(x) for x in np.asarray(a, dtype=np.float64)]
+
+
+@dataclass(frozen=True)
+class ScoreResult:
+    """Corpus scores, one value per candidate (after the multi-reference maximum).
+
+    Attributes:
+        precision, recall, f1: ``(n,)`` the scores to report: rescaled when rescaling is on, else raw.
+        raw_precision, raw_recall, raw_f1: ``(n,)`` before rescaling.
+        baseline: ``(3,)`` P/R/F baseline used, or None without rescaling.
+        best_reference: ``(n, 3)`` index of the reference that gave P, R and F for each candidate.
+        warnings: soft problems (empty sentences, truncation, degenerate idf), readable sentences.
+        signature: what produced these numbers.
+    """
+
+    precision: np.ndarray
+    recall: np.ndarray
+    f1: np.ndarray
+    raw_precision: np.ndarray
+    raw_recall: np.ndarray
+    raw_f1: np.ndarray
+    signature: Signature
+    baseline: np.ndarray | None = None
+    best_reference: np.ndarray | None = None
+    warnings: tuple[str, ...] = ()
+
+    def __len__(self) -> int:
+        return len(self.f1)
+
+    @property
+    def rescaled(self) -> bool:
+        return self.baseline is not None
+
+    def mean(self) -> tuple[float, float, float]:
+        """Corpus means of the reported P, R and F1."""
+        return float(np.mean(self.precision)), float(np.mean(self.recall)), float(np.mean(self.f1))
+
+    def as_dict(self) -> dict:
+        """JSON-ready: lists (NaN as null), baseline, warnings and signature."""
+        return {"precision": _tolist(self.precision), "recall": _tolist(self.recall), "f1": _tolist(self.f1),
+                "raw_precision": _tolist(self.raw_precision), "raw_recall": _tolist(self.raw_recall),
+                "raw_f1": _tolist(self.raw_f1), "baseline": _tolist(self.baseline),
+                "best_reference": None if self.best_reference is None else self.best_reference.tolist(),
+                "warnings": list(self.warnings), "signature": str(self.signature),
+                "settings": self.signature.as_dict()}
+
+
+@dataclass(frozen=True)
+class TokenSide:
+    """The tokens of one sentence as the model saw them.
+
+    Attributes:
+        tokens: tokenizer pieces (``##ing``, ``Ġthe``), specials included.
+        display: readable text of each piece: the characters of the input it covers (specials as ``[CLS]``).
+        ids: token ids ``(n,)``.
+        special: ``(n,)`` True for CLS/SEP (weight 0, still matchable).
+        word_index: ``(n,)`` index of the word each piece belongs to, -1 for specials.
+        weights: ``(n,)`` raw weights (idf or 1; 0 for specials).
+        truncated: the sentence was cut at the model's maximum length.
+        unknown_mask: ``(n,)`` True for tokens the model does not know ([UNK]); their display ends in
+            ``→[UNK]`` so that the heatmap, the alignment and the table flag them.
+    """
+
+    tokens: tuple[str, ...]
+    display: tuple[str, ...]
+    ids: np.ndarray
+    special: np.ndarray
+    word_index: np.ndarray
+    weights: np.ndarray
+    truncated: bool = False
+    unknown_mask: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    @property
+    def unknown(self) -> np.ndarray:
+        """``(n,)`` bool: tokens unknown to the model ([UNK])."""
+        if self.unknown_mask is None:
+            return np.zeros(len(self.tokens), dtype=bool)
+        return np.asarray(self.unknown_mask, dtype=bool)
+
+    def n_words(self) -> int:
+        """Tokens that are not CLS/SEP."""
+        return int((~np.asarray(self.special, dtype=bool)).sum())
+
+    def source_text(self, i: int) -> str:
+        """The input characters token ``i`` covers (without the ``→[UNK]`` flag)."""
+        d = self.display[i]
+        return d[:-len("→[UNK]")] if d.endswith("→[UNK]") else d
+
+    @property
+    def normalized_weights(self) -> np.ndarray:
+        total = self.weights.sum()
+        return self.weights / total if total > 0 else np.full_like(self.weights, np.nan)
+
+    def words(self) -> list[tuple[str, list[int]]]:
+        """Pieces merged into words: ``(word text, token positions)``, specials left out."""
+        out: list[tuple[str, list[int]]] = []
+        last = None
+        for pos, w in enumerate(self.word_index):
+            if w < 0:
+                last = None
+                continue
+            if w != last:
+                out.append(("", []))
+                last = w
+            text, positions = out[-1]
+            out[-1] = (text + self.display[pos], positions + [pos])
+        return out
+
+
+@dataclass(frozen=True)
+class PairExplanation:
+    """Why one candidate/reference pair scored what it did.
+
+    Attributes:
+        candidate, reference: the texts.
+        cand, ref: their tokens (see :class:`TokenSide`).
+        similarity: ``(n_cand, n_ref)`` cosine matrix, special rows/columns included.
+        cand_best_index, cand_best: for each candidate token, the reference token it matches and the cosine
+            (precision side).
+        ref_best_index, ref_best: for each reference token, the candidate token it matches (recall side).
+        precision, recall, f1: raw scores.
+        rescaled: ``(3,)`` rescaled P/R/F, or None.
+        baseline: ``(3,)`` baseline used, or None.
+    """
+
+    candidate: str
+    reference: str
+    cand: TokenSide
+    ref: TokenSide
+    similarity: np.ndarray
+    cand_best_index: np.ndarray
+    cand_best: np.ndarray
+    ref_best_index: np.ndarray
+    ref_best: np.ndarray
+    precision: float
+    recall: float
+    f1: float
+    signature: Signature
+    rescaled: np.ndarray | None = None
+    baseline: np.ndarray | None = None
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def cand_contribution(self) -> np.ndarray:
+        """Normalised weight x best similarity of each candidate token; sums to the raw precision."""
+        return self.cand.normalized_weights * self.cand_best
+
+    @property
+    def ref_contribution(self) -> np.ndarray:
+        """Normalised weight x best similarity of each reference token; sums to the raw recall."""
+        return self.ref.normalized_weights * self.ref_best
+
+    @property
+    def scores(self) -> np.ndarray:
+        """``(3,)`` the reported P/R/F: rescaled when rescaling is on, else raw."""
+        return self.rescaled if self.rescaled is not None else np.array([self.precision, self.recall, self.f1])
+
+    def special_best_matches(self) -> list[str]:
+        """Sentences naming real tokens whose best match is a special token."""
+        notes = []
+        for side, other, idx, name in ((self.cand, self.ref, self.cand_best_index, "candidate"),
+                                       (self.ref, self.cand, self.ref_best_index, "reference")):
+            for pos, j in enumerate(idx):
+                if not side.special[pos] and other.special[j]:
+                    notes.append(f"The {name} token {side.display[pos]!r} matches best with the special token "
+                                 f"{other.tokens[j]} ({'similarity'} {float(self._sim(name, pos, j)):.3f}).")
+        return notes
+
+    def _sim(self, name: str, pos: int, j: int) -> float:
+        return self.similarity[pos, j] if name == "candidate" else self.similarity[j, pos]
+
+    def as_dict(self) -> dict:
+        def side(s: TokenSide, best_idx, best, contrib):
+            return [{"token": t, "display": d, "id": int(i), "special": bool(sp), "word": int(w),
+                     "weight": float(wt), "best_match": int(b), "similarity": float(bs),
+                     "contribution": None if np.isnan(c) else float(c)}
+                    for t, d, i, sp, w, wt, b, bs, c in zip(s.tokens, s.display, s.ids, s.special, s.word_index,
+                                                            s.weights, best_idx, best, contrib)]
+        return {"candidate": self.candidate, "reference": self.reference,
+                "precision": _nan(self.precision), "recall": _nan(self.recall), "f1": _nan(self.f1),
+                "rescaled": _tolist(self.rescaled), "baseline": _tolist(self.baseline),
+                "candidate_tokens": side(self.cand, self.cand_best_index, self.cand_best, self.cand_contribution),
+                "reference_tokens": side(self.ref, self.ref_best_index, self.ref_best, self.ref_contribution),
+                "similarity": self.similarity.round(6).tolist(), "warnings": list(self.warnings),
+                "signature": str(self.signature), "settings": self.signature.as_dict()}
+
+
+def _nan(x: float):
+    return None if np.isnan(x) else float(x)
+
+
+@dataclass(frozen=True)
+class MultiReferenceExplanation:
+    """One candidate against several references: each pair explained, and which reference gave P, R, F1.
+
+    Attributes:
+        pairs: one :class:`PairExplanation` per reference.
+        best_reference: ``(3,)`` index of the reference giving the maximum P, R and F1 (may differ).
+        precision, recall, f1: raw maxima; rescaled: rescaled maxima or None.
+    """
+
+    pairs: tuple[PairExplanation, ...]
+    best_reference: np.ndarray
+    precision: float
+    recall: float
+    f1: float
+    signature: Signature
+    rescaled: np.ndarray | None = None
+    baseline: np.ndarray | None = None
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def scores(self) -> np.ndarray:
+        return self.rescaled if self.rescaled is not None else np.array([self.precision, self.recall, self.f1])

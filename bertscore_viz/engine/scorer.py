@@ -1,0 +1,673 @@
+"""Orchestration: inputs -> token ids -> embeddings (cached) -> greedy maxima -> P/R/F1 -> results.
+
+Gives the numbers of bert-score 0.3.13 (``bert_score.score`` / ``BERTScorer``) for the same model, layer and
+options, to within 1e-5 in fp32; the differences where the reference is wrong are listed in the README.
+The model pass is the only expensive step: :class:`MatchStats` keeps each pair's greedy maxima for the layers
+computed, so idf, rescaling and (when all layers were computed) the layer can change without another pass.
+Matching runs where the embeddings are (CPU or CUDA), in length-sorted padded batches
+(:func:`match_batched`, on :mod:`bertscore_viz.engine.tensor_ops`); only the per-token maxima come back to the host.
+:meth:`Scorer.score` (one layer, no explanation) goes further: each pair's P/R/F is computed on the device in the
+same batches (:func:`score_batched`) and only ``(n_pairs, 3)`` numbers come back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings as _warnings
+from dataclasses import replace
+from typing import Callable, ContextManager, Sequence
+
+import numpy as np
+
+from bertscore_viz.engine.baseline import BaselineTable, find_baseline
+from bertscore_viz.engine.encoder import DEFAULT_TOKEN_BUDGET, Encoder, get_encoder
+from bertscore_viz.engine.cache import release_free_memory
+from bertscore_viz.errors import BaselineError, InputError, ModelError, shorten
+from bertscore_viz.engine.idf import IdfWeights, compute_idf, uniform_weights
+from bertscore_viz.engine.matching import (MatchStats, _similarity_float64, best_of_references, match_batched,
+                                           prf_from_maxima, rescaled, score_batched, side_flags, weight_vector)
+from bertscore_viz.models.spec import ModelSpec, resolve_model
+from bertscore_viz.engine.results import MultiReferenceExplanation, PairExplanation, ScoreResult, Signature, TokenSide
+from bertscore_viz.engine.token_notes import READ_AS, _piece, _unk_id, changed_by_tokenizer, unknown_message
+
+ProgressFn = Callable[[int, int], None]
+#: Called with the number of distinct sentences a model pass embeds; the context manager it returns is held around
+#: the pass (the app's job queue: a slot for large passes, nothing for an Inspect pair).
+GuardFn = Callable[[int], ContextManager]
+#: Pairs handled per streaming chunk: bounds memory for large inputs while keeping length-sorted batches full.
+CHUNK_PAIRS = 1024
+
+
+class BertScoreWarning(UserWarning):
+    """Soft problems with the input (empty sentences, truncation, degenerate idf)."""
+
+
+def _check_texts(values, what: str) -> list[str]:
+    if isinstance(values, str):
+        raise InputError(f"Expected a list of {what} strings, got a single string {shorten(values)}. "
+                         f"Wrap it in a list: [{shorten(values)}].")
+    out = list(values)
+    for i, v in enumerate(out):
+        if not isinstance(v, str):
+            raise InputError(f"Expected every {what} to be a string, but the one at index {i} is "
+                             f"{type(v).__name__} {shorten(v)}. Convert missing values to '' first.")
+    return out
+
+
+def normalize_inputs(candidates, references) -> tuple[list[str], list[list[str]]]:
+    """Validate and bring references to one list per candidate.
+
+    Raises:
+        InputError: unequal lengths, non-strings, or a candidate with an empty list of references.
+    """
+    cands = _check_texts(candidates, "candidate")
+    if isinstance(references, str):
+        raise InputError(f"Expected a list of references, got a single string {shorten(references)}.")
+    refs_in = list(references)
+    if len(cands) != len(refs_in):
+        raise InputError(
+            f"Expected as many candidates as references, got {len(cands)} candidates and {len(refs_in)} "
+            "references. Check that both files have one sentence per line."
+        )
+    groups: list[list[str]] = []
+    for i, r in enumerate(refs_in):
+        if isinstance(r, str):
+            groups.append([r])
+        else:
+            try:
+                group = _check_texts(r, f"reference of candidate {i}")
+            except TypeError:
+                raise InputError(f"Reference {i} is {type(r).__name__} {shorten(r)}; expected a string or a "
+                                 "list of strings.") from None
+            if not group:
+                raise InputError(f"Candidate {i} has an empty list of references; give at least one.")
+            groups.append(group)
+    return cands, groups
+
+
+def _flatten_groups(groups_in: Sequence[Sequence[str]]) -> tuple[list[str], list[int], list[tuple[int, int]]]:
+    """``(flat references, candidate index of each pair, (start, end) pairs of each candidate)``."""
+    flat_refs: list[str] = []
+    pair_cand: list[int] = []
+    groups: list[tuple[int, int]] = []
+    for i, g in enumerate(groups_in):
+        groups.append((len(flat_refs), len(flat_refs) + len(g)))
+        flat_refs.extend(g)
+        pair_cand.extend([i] * len(g))
+    return flat_refs, pair_cand, groups
+
+
+def _distinct(cands: Sequence[str], flat_refs: Sequence[str]) -> int:
+    """Distinct texts of a call: the sentences its model pass embeds at most (what a guard is told)."""
+    return len(set(cands) | set(flat_refs))
+
+
+def _indices(idx: Sequence[int], limit: int = 10) -> str:
+    shown = ", ".join(str(i) for i in idx[:limit])
+    return shown + (f" and {len(idx) - limit} more" if len(idx) > limit else "")
+
+
+class Scorer:
+    """BERTScore with token-level explanations.
+
+    Precision is over candidate tokens (each matched to its most similar reference token), recall over
+    reference tokens (each matched to its most similar candidate token), F1 their harmonic mean.
+
+    Args:
+        model: None (the bundled all-MiniLM-L6-v2), a local model directory, or a Hugging Face hub name.
+        layer: ``hidden_states`` index (0 = embeddings); default: the model's tuned layer.
+        idf: weight tokens by idf computed from the references of each call (or from ``idf_sentences``).
+        idf_sentences: fixed sentences to compute idf from instead (as bert-score's ``idf_sents``).
+        rescale_with_baseline: report ``(x - b) / (1 - b)`` with the baseline of model, language and layer.
+        lang: language of the baseline (``baselines/<lang>/<model>.tsv``).
+        baseline_path: a custom baseline file (bert-score format) instead of the shipped one.
+        batch_size: most sentences in one forward batch.
+        device: ``"cpu"``, ``"cuda"``, ``"cuda:1"``; default CUDA when available.
+        precision: ``"fp32"`` (exact, default), ``"fp16"`` (CUDA) or ``"bf16"``; shown in the signature.
+        token_budget: most padded token cells in one forward batch.
+        baseline_table: a baseline already read or computed (e.g. in the app), used instead of any file;
+            the signature then says ``-custom-rescaled``.
+        encoder: a loaded :class:`~bertscore_viz.engine.encoder.Encoder` to use (e.g. one of a pool shared by several
+            scorers) instead of the process-wide one for ``model``/``device``/``precision``; ``model`` may then be
+            omitted, and ``device`` and ``precision`` are the encoder's.
+        idf_weights: fixed :class:`~bertscore_viz.engine.idf.IdfWeights` (e.g. computed over a whole corpus and broadcast
+            to workers); implies idf on and takes precedence over ``idf_sentences``.
+        guard: ``guard(n_sentences)`` returns a context manager held around every model pass (e.g. a job queue).
+        custom_baseline: whether the signature calls the baseline custom; default: a ``baseline_path`` or a
+            ``baseline_table`` was given.
+
+    Raises:
+        ModelError, BaselineError: at construction for an unknown layer or a missing baseline, before any work.
+    """
+
+    def __init__(self, model: str | None = None, layer: int | None = None, idf: bool = False,
+                 idf_sentences: Sequence[str] | None = None, rescale_with_baseline: bool = False,
+                 lang: str = "en", baseline_path: str | None = None, batch_size: int = 64,
+                 device: str | None = None, precision: str = "fp32", token_budget: int = DEFAULT_TOKEN_BUDGET,
+                 baseline_table: BaselineTable | None = None, *, encoder: Encoder | None = None,
+                 idf_weights: IdfWeights | None = None, guard: GuardFn | None = None,
+                 custom_baseline: bool | None = None):
+        self._options = dict(model=model, layer=layer, idf=idf, idf_sentences=idf_sentences,
+                             rescale_with_baseline=rescale_with_baseline, lang=lang, baseline_path=baseline_path,
+                             batch_size=batch_size, device=device, precision=precision, token_budget=token_budget,
+                             baseline_table=baseline_table, encoder=encoder, idf_weights=idf_weights, guard=guard,
+                             custom_baseline=custom_baseline)
+        if encoder is not None:
+            if model is None:
+                model = encoder.spec
+            spec = model if isinstance(model, ModelSpec) else resolve_model(model)
+            if (spec.name, spec.source) != (encoder.spec.name, encoder.spec.source):
+                raise ModelError(f"The encoder given is for {encoder.spec.name!r}, not for {spec.name!r}.")
+            device, precision = encoder.device, encoder.precision
+        self.spec: ModelSpec = model if isinstance(model, ModelSpec) else resolve_model(model)
+        if layer is None:
+            layer = self.spec.default_layer
+            if layer is None:
+                raise ModelError(
+                    f"No default layer is known for {self.spec.name!r}. Pass layer=N (0 = embeddings), or find "
+                    f"the best one with `python -m bertscore_viz tune-layers --data DIR -m {self.spec.name}`."
+                )
+        self.layer = int(layer)
+        self.idf = bool(idf or idf_sentences is not None or idf_weights is not None)
+        self.idf_sentences = None if idf_sentences is None else _check_texts(idf_sentences, "idf sentence")
+        self.rescale_with_baseline = bool(rescale_with_baseline)
+        self.lang = lang
+        self.baseline_path = baseline_path
+        self.baseline_table = baseline_table
+        if batch_size < 1:
+            raise InputError(f"batch_size must be at least 1, got {batch_size}.")
+        self.batch_size = int(batch_size)
+        self.device = device
+        self.precision = precision
+        self.token_budget = int(token_budget)
+        self._encoder: Encoder | None = None
+        self._given_encoder = encoder
+        self._fixed_idf: IdfWeights | None = idf_weights
+        self._guard = guard
+        self._custom_baseline = custom_baseline
+        self.baseline = None
+        if self.rescale_with_baseline:
+            self.baseline = self.baseline_for(self.layer)
+        if self.layer < 0:
+            raise ModelError(f"Layer must be 0 or more (0 = embeddings), got {self.layer}.")
+        if encoder is not None:
+            _ = self.encoder  # checks the layer against the given model now
+
+    def replace(self, **changes) -> "Scorer":
+        """A new scorer with these options changed and the others as here (the encoder stays shared), e.g.
+        ``scorer.replace(idf_weights=w)`` or ``scorer.replace(encoder=other_device_encoder)``."""
+        options = dict(self._options)
+        unknown = set(changes) - set(options)
+        if unknown:
+            raise InputError(f"Unknown Scorer option(s): {', '.join(sorted(unknown))}.")
+        if "encoder" not in changes and self._encoder is not None and not {"model", "device", "precision"} & set(
+                changes):
+            options["encoder"] = self._encoder
+        if "encoder" in changes and changes["encoder"] is not None and "model" not in changes:
+            options["model"] = None
+        options.update(changes)
+        return type(self)(**options)
+
+    @property
+    def custom_baseline(self) -> bool:
+        if self._custom_baseline is not None:
+            return bool(self._custom_baseline)
+        return self.baseline_path is not None or self.baseline_table is not None
+
+    def baseline_for(self, layer: int) -> np.ndarray:
+        """``(3,)`` P/R/F baseline of a layer, from the given table, the given file, or the shipped files."""
+        try:
+            table = self.baseline_table or find_baseline(self.spec.name, self.lang, self.baseline_path)
+        except BaselineError as exc:  # BERTSCORE.md: name the file, the model and the layer
+            raise BaselineError(f"{exc} (Rescaling was asked for layer {layer}.)") from None
+        return table.for_layer(layer, self.spec.name)
+
+    def guarded(self, n_sentences: int) -> ContextManager:
+        """The context held around a model pass over ``n_sentences`` (the ``guard`` given, else nothing)."""
+        return self._guard(n_sentences) if self._guard is not None else contextlib.nullcontext()
+
+    # --- shared pieces ----------------------------------------------------------------------------------------
+    @property
+    def encoder(self) -> Encoder:
+        if self._encoder is None:
+            enc = self._given_encoder or get_encoder(self.spec, self.device, self.precision)
+            if self.layer > enc.num_layers:
+                raise ModelError(f"Layer {self.layer} does not exist in {self.spec.name}: it has layers 0 to "
+                                 f"{enc.num_layers} (0 = embeddings).")
+            self._encoder = enc
+        return self._encoder
+
+    @property
+    def signature(self) -> Signature:
+        enc = self._encoder
+        if enc is None:
+            import transformers
+
+            tv = transformers.__version__
+        else:
+            tv = enc.transformers_version
+        return Signature(self.spec.name, self.layer, self.idf, self.rescale_with_baseline,
+                         self.custom_baseline, self.precision, tv)
+
+    def idf_weights(self, references: Sequence[str]) -> IdfWeights:
+        """The idf used for a call whose (flattened) references are given: the fixed ``idf_weights``, else those of
+        ``idf_sentences``, else those of the references."""
+        if self._fixed_idf is not None:
+            return self._fixed_idf
+        if self.idf_sentences is not None:
+            if self._fixed_idf is None:
+                self._fixed_idf = compute_idf(t.ids for t in self.encoder.encode(self.idf_sentences))
+            return self._fixed_idf
+        return compute_idf(t.ids for t in self.encoder.encode(list(references)))
+
+    # --- corpus path ------------------------------------------------------------------------------------------
+    def match(self, candidates, references, layers: Sequence[int] | str | None = None,
+              progress: ProgressFn | None = None, keep: str = "tokens",
+              idf_weights: IdfWeights | None = None) -> MatchStats:
+        """Embed and greedily match every pair, keeping what later scoring needs.
+
+        Args:
+            candidates: list of strings.
+            references: list of strings, or list of lists of strings (several references per candidate).
+            layers: layers to keep; None = this scorer's layer; ``"all"`` = every layer from one pass.
+            progress: ``progress(done, total)`` in sentences embedded.
+            keep: ``"tokens"``: each pair's per-token maxima (any idf later; what explanations and the layer
+                tables use). ``"scores"``: only each pair's raw P/R/F at each layer, without idf and (when this
+                scorer has idf on, or ``idf_weights`` are given) with idf, computed on the device
+                (:func:`score_batched`): a few numbers per pair, whatever the lengths.
+            idf_weights: with ``keep="scores"``, the idf of the idf-on scores; default this scorer's
+                (:meth:`idf_weights` of these references) when its idf is on. :meth:`result` then uses these for
+                ``idf=True``.
+        """
+        if keep not in ("tokens", "scores"):
+            raise InputError(f"keep must be 'tokens' or 'scores', got {keep!r}.")
+        cands, groups_in = normalize_inputs(candidates, references)
+        enc = self.encoder
+        if layers is None:
+            layers = (self.layer,)
+        elif isinstance(layers, str) and layers == "all":
+            layers = tuple(range(enc.num_layers + 1))
+        layers = tuple(int(x) for x in layers)
+        if not layers or min(layers) < 0 or max(layers) > enc.num_layers:
+            raise ModelError(f"Layers {list(layers)} are not all in 0..{enc.num_layers} for {self.spec.name}.")
+        flat_refs, pair_cand, groups = _flatten_groups(groups_in)
+        cand_tok = enc.encode(cands)
+        ref_tok = enc.encode(flat_refs)
+        if keep == "scores":
+            idf = idf_weights if idf_weights is not None else self.idf_weights(flat_refs) if self.idf else None
+            table = self._pair_table(cands, flat_refs, pair_cand, cand_tok, ref_tok, layers, idf, True, progress)
+            stats = self._stats(layers, cands, flat_refs, pair_cand, groups, cand_tok, ref_tok, (), ())
+            return replace(stats, pair_table=table, table_idf=idf)
+        cand_best: list[np.ndarray] = [None] * len(flat_refs)  # type: ignore[list-item]
+        ref_best: list[np.ndarray] = [None] * len(flat_refs)  # type: ignore[list-item]
+        with self.guarded(_distinct(cands, flat_refs)):
+            for pairs, vecs in self._embedded_chunks(cands, flat_refs, pair_cand, layers, progress):
+                cb, rb = match_batched([vecs[cands[pair_cand[p]]] for p in pairs],
+                                       [vecs[flat_refs[p]] for p in pairs])
+                for j, p in enumerate(pairs):
+                    cand_best[p], ref_best[p] = cb[j], rb[j]
+        return self._stats(layers, cands, flat_refs, pair_cand, groups, cand_tok, ref_tok, cand_best, ref_best)
+
+    def _pair_table(self, cands: list[str], flat_refs: list[str], pair_cand: list[int], cand_tok, ref_tok,
+                    layers: Sequence[int], idf: IdfWeights | None, plain: bool,
+                    progress: ProgressFn | None) -> dict:
+        """Raw P/R/F of every pair at ``layers``, without idf (when ``plain``) and with ``idf`` (when given), computed
+        on the device in one model pass: ``{(layer, idf on): ((n_pairs, 3) float64, notes)}``."""
+        enc = self.encoder
+        cand_ids = [t.ids for t in cand_tok]
+        ref_ids = [t.ids for t in ref_tok]
+        max_id = max((int(a.max()) for a in cand_ids + ref_ids if len(a)), default=-1)
+        size = max(len(enc.tokenizer), max_id + 1)
+        variants = ([False] if plain else []) + ([True] if idf is not None else [])
+        weights = [weight_vector(idf if on else None, enc.special_ids, size) for on in variants]
+        pc = np.asarray(pair_cand, dtype=np.int64)
+        flags = []
+        for w in weights:
+            c_empty, c_unweighted = side_flags(cand_ids, w, enc.special_ids)
+            r_empty, r_unweighted = side_flags(ref_ids, w, enc.special_ids)
+            flags.append((c_empty[pc], r_empty, c_unweighted[pc] | r_unweighted))
+        pair_c_empty, r_empty = flags[0][0], flags[0][1]
+        out = np.empty((len(layers), len(flat_refs), len(weights), 3), dtype=np.float64)
+        with self.guarded(_distinct(cands, flat_refs)):
+            for pairs, vecs in self._embedded_chunks(cands, flat_refs, pair_cand, layers, progress):
+                for k in range(len(layers)):
+                    out[k, pairs] = score_batched(
+                        [vecs[cands[pair_cand[p]]][k] for p in pairs], [vecs[flat_refs[p]][k] for p in pairs],
+                        [cand_ids[pair_cand[p]] for p in pairs], [ref_ids[p] for p in pairs], weights,
+                        pair_c_empty[pairs], r_empty[pairs])
+        either_empty = pair_c_empty | r_empty
+        table = {}
+        for j, on in enumerate(variants):
+            notes = {"empty_candidate": np.flatnonzero(pair_c_empty).tolist(),
+                     "empty_reference": np.flatnonzero(r_empty).tolist(),
+                     "degenerate_idf": np.flatnonzero(~either_empty & flags[j][2]).tolist()}
+            for k, layer in enumerate(layers):
+                table[(layer, on)] = (np.ascontiguousarray(out[k, :, j]), notes)
+        return table
+
+    def _stats(self, layers, cands, flat_refs, pair_cand, groups, cand_tok, ref_tok, cand_best, ref_best
+               ) -> MatchStats:
+        enc = self.encoder
+        return MatchStats(tuple(layers), tuple(cands), tuple(flat_refs), np.asarray(pair_cand, dtype=np.int64),
+                          tuple(groups), tuple(t.ids for t in cand_tok), tuple(t.ids for t in ref_tok),
+                          np.array([t.truncated for t in cand_tok], dtype=bool),
+                          np.array([t.truncated for t in ref_tok], dtype=bool),
+                          tuple(cand_best), tuple(ref_best), enc.special_ids, _unk_id(enc))
+
+    def _embedded_chunks(self, cands: list[str], flat_refs: list[str], pair_cand: list[int],
+                         layers: Sequence[int], progress: ProgressFn | None):
+        """Embed the pairs chunk by chunk (:data:`CHUNK_PAIRS` pairs): yields ``(pairs, vectors)`` where ``pairs``
+        is an int64 array of pair indices and ``vectors`` maps each text of those pairs to its unit-vector tensors
+        at ``layers`` (on the encoder's device). Progress counts distinct texts embedded, over the whole call, and
+        never goes down.
+
+        Pairs that share a reference are embedded in the same chunk (several systems' outputs against one test
+        set arrive system after system): each reference is embedded once, whatever the cache's bound, instead of
+        once per system when the cache cannot hold a whole system's texts."""
+        enc = self.encoder
+        total = len(set(cands) | set(flat_refs))
+        shown = [0]
+
+        def report(value: int) -> None:
+            if progress:
+                shown[0] = max(shown[0], min(total, value))
+                progress(shown[0], total)
+
+        report(0)
+        first: dict[str, int] = {}
+        order = np.argsort(np.fromiter((first.setdefault(r, p) for p, r in enumerate(flat_refs)), dtype=np.int64,
+                                       count=len(flat_refs)), kind="stable")
+        seen: set[str] = set()
+        for start in range(0, len(order), CHUNK_PAIRS):
+            pairs = order[start:start + CHUNK_PAIRS]
+            texts = list(dict.fromkeys([cands[pair_cand[p]] for p in pairs] + [flat_refs[p] for p in pairs]))
+            offset = len(seen)
+            vecs = dict(zip(texts, enc.embed_layers(texts, layers, batch_size=self.batch_size,
+                                                    token_budget=self.token_budget,
+                                                    progress=lambda d, _t, offset=offset: report(offset + d))))
+            seen.update(texts)
+            report(len(seen))
+            yield pairs, vecs
+            del vecs
+            release_free_memory()  # this chunk's vectors, once matched
+
+    def _score_on_device(self, cands: list[str], groups_in: list[list[str]],
+                         progress: ProgressFn | None) -> ScoreResult:
+        """:meth:`score`'s path: P/R/F of each pair computed on the device (:meth:`_pair_table`) in the matching
+        batches, with idf known before matching (the references are tokenized first); only ``(n_pairs, 3)``
+        float64 comes back to the host, and the result equals ``result(match(...))`` (to about 1e-16)."""
+        enc = self.encoder
+        layer = self.layer
+        flat_refs, pair_cand, groups = _flatten_groups(groups_in)
+        cand_tok = enc.encode(cands)
+        ref_tok = enc.encode(flat_refs)
+        idf = self.idf_weights(flat_refs) if self.idf else None
+        table = self._pair_table(cands, flat_refs, pair_cand, cand_tok, ref_tok, (layer,), idf, not self.idf,
+                                 progress)
+        pair, notes = table[(layer, self.idf)]
+        stats = self._stats((layer,), cands, flat_refs, pair_cand, groups, cand_tok, ref_tok, (), ())
+        return self._result_from_pairs(stats, pair, notes, layer, self.idf, "auto")
+
+    def result(self, stats: MatchStats, layer: int | None = None, idf: bool | None = None,
+               baseline: np.ndarray | None | str = "auto") -> ScoreResult:
+        """Scores from :class:`MatchStats` without a model pass (any computed layer, idf on or off).
+
+        Args:
+            stats: from :meth:`match`.
+            layer: default this scorer's layer.
+            idf: default this scorer's setting.
+            baseline: ``"auto"`` = this scorer's rescaling setting (looked up for ``layer``); None = raw;
+                or a ``(3,)`` P/R/F baseline.
+        """
+        layer = self.layer if layer is None else int(layer)
+        idf = self.idf if idf is None else bool(idf)
+        if isinstance(baseline, str):
+            baseline = self.baseline_for(layer) if self.rescale_with_baseline else None
+        if not idf:
+            weights = None
+        elif not stats.keeps_tokens and stats.table_idf is not None:
+            weights = stats.table_idf  # the idf these pair scores were computed with (match(keep="scores"))
+        else:
+            weights = self.idf_weights(stats.references)
+        pair, notes = stats.pair_scores(layer, weights)
+        return self._result_from_pairs(stats, pair, notes, layer, idf, baseline)
+
+    def _result_from_pairs(self, stats: MatchStats, pair: np.ndarray, notes: dict, layer: int, idf: bool,
+                           baseline: np.ndarray | None | str) -> ScoreResult:
+        """Each candidate's maximum over its references, rescaling, warnings and signature, from the raw
+        ``(n_pairs, 3)`` P/R/F of every pair (:meth:`result` and :meth:`score` share it)."""
+        if isinstance(baseline, str):
+            baseline = self.baseline_for(layer) if self.rescale_with_baseline else None
+        best, arg = best_of_references(pair, stats.groups)
+        raw_p, raw_r, raw_f = best[:, 0], best[:, 1], best[:, 2]
+        if baseline is not None:
+            baseline = np.asarray(baseline, dtype=np.float64)
+            scaled = rescaled(best, baseline)
+            p, r, f = scaled[:, 0], scaled[:, 1], scaled[:, 2]
+        else:
+            p, r, f = raw_p, raw_r, raw_f
+        msgs = self._messages(stats, notes, idf)
+        sig = Signature(self.spec.name, layer, idf, baseline is not None, self.custom_baseline,
+                        self.precision, self.encoder.transformers_version)
+        return ScoreResult(p, r, f, raw_p, raw_r, raw_f, sig, baseline, arg, tuple(msgs))
+
+    @staticmethod
+    def _messages(stats: MatchStats, notes: dict, idf: bool) -> list[str]:
+        msgs = []
+        multi = any(e - s > 1 for s, e in stats.groups)
+
+        def where(pairs: list[int]) -> list[str]:
+            """Candidate index (from 0, as in the input list) and, with several references, which one (from 1,
+            as the app counts them)."""
+            if not multi:
+                return [str(int(stats.pair_candidate[p])) for p in pairs]
+            return [f"{int(stats.pair_candidate[p])} (reference {p - stats.groups[stats.pair_candidate[p]][0] + 1})"
+                    for p in pairs]
+
+        empty_c = sorted({int(stats.pair_candidate[p]) for p in notes["empty_candidate"]})
+        if empty_c:
+            msgs.append(f"{len(empty_c)} empty candidate(s), scored 0: index {_indices([str(i) for i in empty_c])}.")
+        if notes["empty_reference"]:
+            empty = set(notes["empty_reference"])
+            only = [p for p in notes["empty_reference"]  # every reference of the candidate is empty: 0
+                    if all(q in empty for q in range(*stats.groups[stats.pair_candidate[p]]))]
+            among = [p for p in notes["empty_reference"] if p not in set(only)]
+            if only:
+                w = where(only)
+                msgs.append(f"{len(w)} empty reference(s), scored 0: candidate index {_indices(w)}.")
+            if among:
+                w = where(among)
+                msgs.append(f"{len(w)} empty reference(s) among several: P, R and F1 against them are 0; the scores "
+                            f"shown are the maxima over the other references: candidate index {_indices(w)}.")
+        if notes["degenerate_idf"]:
+            w = where(notes["degenerate_idf"])
+            msgs.append(
+                f"idf is degenerate for {len(w)} pair(s) (candidate index {_indices(w)}): every token of a side "
+                "occurs in all reference sentences, so its weights sum to 0 and precision or recall is undefined "
+                "(NaN; F1 is then 0, as in bert-score). Compute idf from more references, or turn idf off."
+            )
+        if stats.unk_id is not None:
+            unk_c = [i for i, ids in enumerate(stats.cand_ids) if np.any(ids == stats.unk_id)]
+            unk_r = [p for p, ids in enumerate(stats.ref_ids) if np.any(ids == stats.unk_id)]
+            if unk_c or unk_r:
+                parts = []
+                if unk_c:
+                    parts.append(f"{len(unk_c)} candidate(s) (index {_indices(unk_c)})")
+                if unk_r:
+                    parts.append(f"{len(unk_r)} reference(s) (candidate index {_indices(where(unk_r))})")
+                from bertscore_viz.engine.languages import multilingual_hint
+
+                msgs.append(" and ".join(parts) + " contain tokens unknown to the model ([UNK]): text outside its "
+                            "languages (a script or symbols its vocabulary cannot represent). [UNK] matches [UNK] "
+                            f"closely, so these scores are not meaningful; {multilingual_hint()}")
+        tc = np.flatnonzero(stats.cand_truncated).tolist()
+        if tc:
+            msgs.append(f"{len(tc)} candidate(s) longer than the model's maximum length were truncated (tail "
+                        f"dropped): index {_indices(tc)}.")
+        tr = np.flatnonzero(stats.ref_truncated).tolist()
+        if tr:
+            msgs.append(f"{len(tr)} reference(s) longer than the model's maximum length were truncated: candidate "
+                        f"index {_indices(where(tr))}.")
+        return msgs
+
+    def score(self, candidates, references, progress: ProgressFn | None = None) -> ScoreResult:
+        """BERTScore of each candidate against its reference(s).
+
+        Args:
+            candidates: list of strings.
+            references: list of strings, or a list of lists for several references per candidate (the maximum
+                of P, R and F1 is taken separately, as bert-score does).
+            progress: ``progress(done, total)`` in sentences embedded.
+
+        Returns:
+            :class:`ScoreResult` with warnings for empty sentences, truncation and degenerate idf.
+
+        Raises:
+            InputError: unequal lengths or non-string input, with both lengths or the bad index.
+
+        Each pair's P/R/F is computed on the device, in the matching batches, and only those three numbers per pair
+        come back to the host (no per-token maxima are kept; :meth:`match` keeps them for the app, other layers and
+        explanations). The ``guard`` is held around the model pass.
+        """
+        cands, groups = normalize_inputs(candidates, references)
+        if not cands:
+            empty = np.zeros(0)
+            return ScoreResult(empty, empty, empty, empty, empty, empty, self.signature, self.baseline,
+                               np.zeros((0, 3), dtype=np.int64))
+        res = self._score_on_device(cands, groups, progress)
+        for m in res.warnings:
+            _warnings.warn(m, BertScoreWarning, stacklevel=2)
+        return res
+
+    # --- one pair ---------------------------------------------------------------------------------------------
+    def _token_side(self, text: str, weights_fn) -> TokenSide:
+        enc = self.encoder
+        tok = enc.encode_one(text)
+        stripped = text.strip()
+        special = enc.is_special(tok.ids)
+        tokens = tuple(enc.tokenizer.convert_ids_to_tokens(tok.ids.tolist()))
+        display = list(tokens)
+        word_index = np.where(special, -1, 0).astype(np.int64)
+        if stripped:
+            info = enc.tokenizer(stripped, add_special_tokens=True, return_offsets_mapping=True,
+                                 truncation=True, max_length=enc.max_length)
+            if list(info["input_ids"]) == tok.ids.tolist():
+                last_word, word_counter = None, -1
+                for pos, ((a, b), w) in enumerate(zip(info["offset_mapping"], info.word_ids())):
+                    if special[pos] or w is None:
+                        word_index[pos] = -1
+                        continue
+                    if w != last_word:
+                        word_counter, last_word = word_counter + 1, w
+                    display[pos] = stripped[a:b] or tokens[pos]
+                    word_index[pos] = word_counter
+        uid = _unk_id(enc)
+        unknown = np.zeros(len(tokens), dtype=bool) if uid is None else (tok.ids == uid) & ~special
+        for pos in np.flatnonzero(unknown):
+            display[pos] = f"{display[pos]}→[UNK]" if display[pos] != tokens[pos] else tokens[pos]
+        for pos in np.flatnonzero(~unknown & ~special):  # が read as か: the figures and the table show が→か
+            if changed_by_tokenizer(display[pos], _piece(tokens[pos])):
+                display[pos] = f"{display[pos]}{READ_AS}{_piece(tokens[pos])}"
+        return TokenSide(tokens, tuple(display), tok.ids, special, word_index, weights_fn(tok.ids), tok.truncated,
+                         unknown)
+
+    def explain(self, candidate: str, reference: str | Sequence[str]):
+        """Token-level explanation of one candidate against one reference (or several).
+
+        idf, when on, comes from ``idf_sentences`` if given, else from the reference(s) of this call, as in
+        :meth:`score`; P/R/F1 equal :meth:`score` on the same pair.
+
+        Returns:
+            :class:`PairExplanation` for one reference; :class:`MultiReferenceExplanation` for a list.
+        """
+        if not isinstance(candidate, str):
+            raise InputError(f"Expected the candidate to be a string, got {type(candidate).__name__}.")
+        refs = [reference] if isinstance(reference, str) else _check_texts(reference, "reference")
+        if not refs:
+            raise InputError("Give at least one reference to explain the candidate against.")
+        enc = self.encoder
+        idf = self.idf_weights(refs) if self.idf else None
+        special = list(enc.special_ids)
+
+        def weights(ids):
+            return idf(ids) if idf is not None else uniform_weights(ids, special)
+
+        # Every layer, so that the app's layer slider re-explains the pair without a model pass (one pair: cheap even
+        # for a large model); only this layer's vectors come to the host.
+        with self.guarded(_distinct([candidate], refs)):
+            vecs = enc.embed_layers([candidate] + refs, "all", batch_size=self.batch_size,
+                                    token_budget=self.token_budget)
+        cand_side = self._token_side(candidate, weights)
+        pairs = []
+        several = not isinstance(reference, str) and len(refs) > 1
+        cand_unknown = unknown_message("candidate", cand_side, self.spec.name)
+        from bertscore_viz.engine.languages import pair_message
+
+        for k, (ref, r_vecs) in enumerate(zip(refs, vecs[1:])):
+            which = f"Reference {k + 1}" if several else "The reference"
+            ref_side = self._token_side(ref, weights)
+            # computed as the corpus path computes it, so that the maxima agree with score() to the bit
+            s = _similarity_float64(vecs[0][self.layer], r_vecs[self.layer]).cpu().numpy()
+            cb, ci, rb, ri = s.max(axis=1), s.argmax(axis=1), s.max(axis=0), s.argmax(axis=0)  # the greedy matches
+            c_empty, r_empty = not np.any(~cand_side.special), not np.any(~ref_side.special)
+            p, r, f = prf_from_maxima([cb], [rb], [cand_side.weights], [ref_side.weights], np.array([c_empty]),
+                                      np.array([r_empty]))[0]
+            msgs = []
+            if c_empty:
+                msgs.append("The candidate is empty: P, R and F1 are 0.")
+            if r_empty and several:
+                msgs.append(f"{which} is empty: P, R and F1 against it are 0; the scores shown are the maxima "
+                            "over the other references.")
+            elif r_empty:
+                msgs.append("The reference is empty: P, R and F1 are 0.")
+            if not (c_empty or r_empty) and (cand_side.weights.sum() == 0 or ref_side.weights.sum() == 0):
+                msgs.append("idf is degenerate: every token of a side occurs in all reference sentences, so its "
+                            "weights sum to 0 and precision or recall is undefined (NaN; F1 is 0, as in "
+                            "bert-score). Add more references (idf needs several) or turn idf off.")
+            if cand_side.truncated:
+                msgs.append(f"The candidate was truncated to the model's maximum of {enc.max_length} tokens.")
+            if ref_side.truncated:
+                msgs.append(f"{which} was truncated to the model's maximum of {enc.max_length} tokens.")
+            if cand_unknown:
+                msgs.append(cand_unknown)
+            ref_unknown = unknown_message(which[0].lower() + which[1:] if several else "reference", ref_side,
+                                          self.spec.name)
+            if ref_unknown:
+                msgs.append(ref_unknown)
+            # The text itself (script; language of Latin-script text) against the catalog's languages of the
+            # model, for the sides whose tokens showed nothing: German reads cleanly as English word pieces.
+            language = pair_message([(what, text) for what, text, token_msg in (
+                ("the candidate", candidate, cand_unknown),
+                (which[0].lower() + which[1:] if several else "the reference", ref, ref_unknown)) if not token_msg],
+                self.spec.name)
+            if language:
+                msgs.append(language)
+            raw = np.array([p, r, f], dtype=np.float64)
+            pairs.append(PairExplanation(
+                candidate, ref, cand_side, ref_side, s, ci, cb, ri, rb, float(p), float(r), float(f),
+                self.signature, None if self.baseline is None else rescaled(raw, self.baseline),
+                self.baseline, tuple(msgs)))
+        if isinstance(reference, str):
+            return pairs[0]
+        raw = np.array([[x.precision, x.recall, x.f1] for x in pairs])
+        best, arg = best_of_references(raw, [(0, len(pairs))])
+        best, arg = best[0], arg[0]
+        msgs = tuple(dict.fromkeys(m for x in pairs for m in x.warnings))
+        return MultiReferenceExplanation(
+            tuple(pairs), arg, float(best[0]), float(best[1]), float(best[2]), self.signature,
+            None if self.baseline is None else rescaled(best, self.baseline), self.baseline, msgs)
+
+
+def score(candidates, references, model: str | None = None, layer: int | None = None, idf: bool = False,
+          rescale_with_baseline: bool = False, lang: str = "en", baseline_path: str | None = None,
+          batch_size: int = 64, device: str | None = None, precision: str = "fp32",
+          progress: ProgressFn | None = None) -> ScoreResult:
+    """BERTScore in one call; see :class:`Scorer` for the options.
+
+    >>> res = score(["The cat sat on the mat."], ["There is a cat sitting on the mat."], layer=6)
+    >>> round(float(res.f1[0]), 6)
+    0.910953
+    """
+    scorer = Scorer(model=model, layer=layer, idf=idf, rescale_with_baseline=rescale_with_baseline, lang=lang,
+                    baseline_path=baseline_path, batch_size=batch_size, device=device, precision=precision)
+    return scorer.score(candidates, references, progress=progress)

@@ -1,0 +1,122 @@
+"""Tokenization as the reference does it: a model's tokenizer loaded as bert-score loads it, and token ids as its
+``sent_encode`` gives them (stripped text, special tokens, cut at the model's maximum length), cached per text."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from bertscore_viz.errors import ModelError
+from bertscore_viz.models.hub import _hub_kwargs
+from bertscore_viz.models.spec import ModelSpec
+
+
+#: Used when a tokenizer reports no real maximum (DeBERTa-v3 says 1e30), as truncation would overflow.
+FALLBACK_MAX_LENGTH = 512
+
+
+@dataclass(frozen=True)
+class Tokenized:
+    """One sentence as the model sees it.
+
+    Attributes:
+        ids: token ids with special tokens, shape ``(n_tokens,)``.
+        truncated: True when the sentence was longer than the model's maximum and its tail was dropped.
+    """
+
+    ids: np.ndarray
+    truncated: bool
+
+
+def load_tokenizer(spec: ModelSpec, kwargs: dict):
+    """The model's tokenizer as the reference tokenizes: a GPT-2/RoBERTa BPE tokenizer with ``add_prefix_space=True``.
+    ``kwargs``: ``from_pretrained``'s (``local_files_only`` or the hub's); loading errors propagate to the caller."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(spec.source, **kwargs)
+    if isinstance(tokenizer, _bpe_prefix_classes()):
+        tokenizer = AutoTokenizer.from_pretrained(spec.source, add_prefix_space=True, **kwargs)
+    return tokenizer
+
+
+def tokenizer_max_length(tokenizer) -> int:
+    """The longest input in tokens: the tokenizer's ``model_max_length``, or :data:`FALLBACK_MAX_LENGTH` when it
+    has none (transformers uses a huge sentinel for "unset")."""
+    max_len = getattr(tokenizer, "model_max_length", None) or FALLBACK_MAX_LENGTH
+    return int(max_len) if max_len < 100_000 else FALLBACK_MAX_LENGTH
+
+
+class TextTokenizer:
+    """A model's tokenizer, loaded as the reference loads it, giving token ids as bert-score's ``sent_encode``
+    does (stripped text, special tokens added, cut at the model's maximum length), cached per text. The
+    :class:`Encoder` tokenizes through one; an idf pass that needs ids and not the model's weights uses one alone
+    (:func:`get_tokenizer`).
+
+    Args:
+        spec: the model; tokenizer: an already loaded tokenizer (else loaded here, offline for local models).
+    """
+
+    def __init__(self, spec: ModelSpec, tokenizer=None):
+        if tokenizer is None:
+            import transformers
+
+            kwargs = {"local_files_only": True} if spec.local else _hub_kwargs(spec)
+            transformers.utils.logging.set_verbosity_error()
+            try:
+                tokenizer = load_tokenizer(spec, kwargs)
+            except (OSError, ValueError, ImportError) as exc:
+                raise ModelError(f"Could not load the tokenizer of {spec.name!r} from {spec.source!r}: "
+                                 f"{str(exc).splitlines()[0][:300]}.") from None
+        self.spec = spec
+        self.tokenizer = tokenizer
+        self.max_length = tokenizer_max_length(tokenizer)
+        self._tok_cache: OrderedDict[str, Tokenized] = OrderedDict()
+        self._tok_lock = threading.Lock()
+
+    def encode_one(self, text: str) -> Tokenized:
+        return self.encode([text])[0]
+
+    def encode(self, texts: Sequence[str]) -> list[Tokenized]:
+        """Token ids of each text, as bert-score's ``sent_encode`` gives them (cached)."""
+        out: list[Tokenized | None] = [None] * len(texts)
+        todo: dict[str, list[int]] = {}
+        with self._tok_lock:
+            for i, t in enumerate(texts):
+                hit = self._tok_cache.get(t)
+                if hit is None:
+                    todo.setdefault(t, []).append(i)
+                else:
+                    out[i] = hit
+        if todo:
+            uniq = list(todo)
+            stripped = [t.strip() for t in uniq]
+            nonempty = [s for s in stripped if s]
+            encoded = iter(self.tokenizer(nonempty, add_special_tokens=True, truncation=False)["input_ids"]
+                           if nonempty else [])
+            empty_ids = self.tokenizer("", add_special_tokens=True)["input_ids"]
+            with self._tok_lock:
+                for text, s in zip(uniq, stripped):
+                    ids = next(encoded) if s else empty_ids
+                    truncated = len(ids) > self.max_length
+                    if truncated:
+                        ids = self.tokenizer.encode(s, add_special_tokens=True, max_length=self.max_length,
+                                                    truncation=True)
+                    tok = Tokenized(np.asarray(ids, dtype=np.int64), truncated)
+                    self._tok_cache[text] = tok
+                    for i in todo[text]:
+                        out[i] = tok
+                while len(self._tok_cache) > 200_000:
+                    self._tok_cache.popitem(last=False)
+        return out  # type: ignore[return-value]
+
+
+def _bpe_prefix_classes() -> tuple[type, ...]:
+    """Tokenizer classes that bert-score encodes with ``add_prefix_space=True`` (GPT-2 and RoBERTa BPE)."""
+    import transformers
+
+    names = ("GPT2Tokenizer", "GPT2TokenizerFast", "RobertaTokenizer", "RobertaTokenizerFast")
+    return tuple(c for c in (getattr(transformers, n, None) for n in names) if isinstance(c, type))

@@ -1,0 +1,76 @@
+"""What every figure of a pair shares: the tokens an axis shows and their labels (word pieces merged or not,
+special tokens shown or not) and the value of each cell (cosine, or rescaled with the F baseline)."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+import numpy as np
+
+from bertscore_viz.engine.results import PairExplanation, TokenSide
+from bertscore_viz.errors import InputError
+
+
+def esc(text: str) -> str:
+    """Escape text for a Plotly label (HTML-like tags shown literally)."""
+    return html.escape(str(text), quote=False)
+
+
+def _label(side: TokenSide, i: int) -> str:
+    return side.tokens[i] if side.special[i] else side.display[i]
+
+
+@dataclass(frozen=True)
+class _Axis:
+    """The tokens of one side that a figure shows, and their tick labels."""
+
+    positions: np.ndarray  # token positions shown, in order
+    tickvals: list
+    ticktext: list
+    word_bounds: list  # axis coordinates between words (merged view)
+
+
+def _shown(side: TokenSide, show_special: bool) -> np.ndarray:
+    return np.arange(len(side)) if show_special else np.flatnonzero(~side.special)
+
+
+def _axis(side: TokenSide, show_special: bool, merge_words: bool) -> _Axis:
+    pos = _shown(side, show_special)
+    if not merge_words:
+        return _Axis(pos, list(range(len(pos))), [esc(_label(side, int(p))) for p in pos], [])
+    tickvals, ticktext, bounds = [], [], []
+    k = 0
+    while k < len(pos):
+        w = side.word_index[pos[k]]
+        end = k + 1
+        if w >= 0:
+            while end < len(pos) and side.word_index[pos[end]] == w:
+                end += 1
+        text = "".join(_label(side, int(p)) for p in pos[k:end]) if w >= 0 else _label(side, int(pos[k]))
+        tickvals.append((k + end - 1) / 2)
+        ticktext.append(esc(text))
+        if k > 0:
+            bounds.append(k - 0.5)
+        k = end
+    return _Axis(pos, tickvals, ticktext, bounds)
+
+
+def cell_values(pair: PairExplanation, rescaled: bool | None = None) -> tuple[np.ndarray, float | None]:
+    """The heatmap's cell values: cosine, or rescaled with the F baseline (``(s - b_F) / (1 - b_F)``).
+
+    Args:
+        rescaled: None = rescale when the explanation carries a baseline.
+
+    Returns:
+        ``(values (n_cand, n_ref) float64, b_F or None)``.
+    """
+    sim = np.asarray(pair.similarity, dtype=np.float64)
+    if rescaled is None:
+        rescaled = pair.baseline is not None
+    if not rescaled:
+        return sim, None
+    if pair.baseline is None:
+        raise InputError("This explanation has no baseline: explain it with rescaling on to draw rescaled cells.")
+    b = float(pair.baseline[2])
+    return (sim - b) / (1.0 - b), b

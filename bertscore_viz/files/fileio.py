@@ -1,0 +1,142 @@
+"""Writing output files so that an interruption (Ctrl-C, a killed process, a full disk, a power cut) never leaves a
+truncated file: the content goes to a temporary file in the same directory, is flushed to disk (``fsync``), and only
+then replaces the target in one ``os.replace`` (atomic on POSIX and Windows within one file system); the directory
+is then flushed too, so that the rename itself survives a power cut. On failure the temporary file is removed and
+an earlier file of the same name is left as it was.
+
+A process killed outright (SIGKILL, out of memory) cannot remove its temporary file: such leftovers
+(``.tmp-bertscore-viz-*``, ours only) older than :data:`STALE_SECONDS` are removed by the next write into the same
+directory.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable, IO
+
+from bertscore_viz.errors import BertScoreVizError
+
+TEMP_PREFIX = ".tmp-bertscore-viz-"
+#: A temporary file of ours untouched for this long belongs to a writer that died; a live writer is far quicker.
+STALE_SECONDS = 15 * 60
+_FULL = {errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)}
+
+
+class OutputError(BertScoreVizError):
+    """An output file that could not be written (full disk, no permission, ...); nothing was changed."""
+
+
+def atomic_write(path: str | Path, write: Callable[[IO[bytes]], None]) -> Path:
+    """Call ``write(fh)`` on a temporary binary file beside ``path``, then move it to ``path``.
+
+    Args:
+        path: the target; its directory is created when missing.
+        write: fills the file; any exception (KeyboardInterrupt included) removes the temporary file and is
+            raised again.
+
+    Returns:
+        ``path`` as a :class:`~pathlib.Path`.
+
+    Raises:
+        OutputError: the file system refused (full disk, file size limit, permissions): the message names the
+            file and says that nothing was changed.
+    """
+    def render(tmp: str) -> None:
+        with open(tmp, "wb") as fh:
+            write(fh)
+
+    return atomic_write_via(path, render)
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
+    return atomic_write(path, lambda fh: fh.write(data))
+
+
+def atomic_write_text(path: str | Path, text: str, encoding: str = "utf-8") -> Path:
+    """Write text with ``\\n`` line ends (as ``write_text(..., newline="\\n")``), atomically."""
+    return atomic_write_bytes(path, text.encode(encoding))
+
+
+def atomic_write_via(path: str | Path, render: Callable[[str], None]) -> Path:
+    """For writers that insist on a file name (e.g. plotly's ``write_image``): ``render(tmp_name)`` writes a
+    temporary file with the same suffix, which is flushed to disk and then replaces ``path``."""
+    path = Path(path)
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temporaries(path.parent)
+        fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=path.suffix, dir=path.parent)
+        os.close(fd)
+        render(tmp)
+        _fsync_path(tmp)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+        tmp = None
+    except OSError as exc:
+        raise OutputError(_message(path, exc)) from exc
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+    _fsync_directory(path.parent)
+    return path
+
+
+def remove_stale_temporaries(directory: str | Path, older_than: float = STALE_SECONDS) -> list[str]:
+    """Remove our own temporary files (``.tmp-bertscore-viz-*``, owned by this user, regular files) in
+    ``directory`` that were not touched for ``older_than`` seconds; returns their names. Errors are ignored: this is
+    tidying, not the write."""
+    removed = []
+    now = time.time()
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not entry.name.startswith(TEMP_PREFIX):
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+            mine = not hasattr(os, "getuid") or st.st_uid == os.getuid()
+            if entry.is_file(follow_symlinks=False) and mine and now - st.st_mtime > older_than:
+                os.unlink(entry.path)
+                removed.append(entry.name)
+        except OSError:
+            continue
+    return removed
+
+
+def _message(path: Path, exc: OSError) -> str:
+    reason = exc.strerror or str(exc)
+    hint = " (the disk is full, or a file size limit was reached)" if exc.errno in _FULL else ""
+    return (f"Could not write {path}: {reason}{hint}. Nothing was written or changed: an earlier {path.name}, if "
+            "there was one, is as it was. Free some space or choose another output location.")
+
+
+def _fsync_path(name: str) -> None:
+    fd = os.open(name, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_directory(directory: Path) -> None:
+    """Flush the directory entry of the rename (POSIX); where a directory cannot be opened (Windows) the rename
+    is as durable as the platform makes it."""
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # some file systems do not sync directories (EINVAL): the file itself is on disk
+        pass
+    finally:
+        os.close(fd)

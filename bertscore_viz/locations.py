@@ -1,0 +1,10 @@
+"""Where the package's own files are: the shipped rescaling baselines and layer tables, and the example data."""
+
+from pathlib import Path
+
+#: The installed package.
+PACKAGE_DIR = Path(__file__).resolve().parent
+#: ``baselines/<lang>/<model>.tsv`` and ``baselines/layers/``, beside the package in the repository.
+BASELINE_DIR = PACKAGE_DIR.parent / "baselines"
+#: Example files (the Compare page's "Load example").
+EXAMPLES_DIR = PACKAGE_DIR / "examples"
