@@ -42,10 +42,10 @@ from typing import Mapping
 import numpy as np
 
 from bertscore_viz.engine.baseline import BaselineTable
-from bertscore_viz.errors import BaselineError, InputError
 from bertscore_viz.engine.idf import IdfWeights, idf_from_counts
 from bertscore_viz.engine.results import ScoreResult, Signature
 from bertscore_viz.engine.scorer import Scorer
+from bertscore_viz.errors import BaselineError, InputError
 
 #: Largest results file the app reads by default (bytes): about 700,000 rows of short segments. An operator changes
 #: it with :data:`UPLOAD_ENV`; Streamlit's ``server.maxUploadSize`` caps every upload as well (docs/RAY.md).
@@ -360,16 +360,16 @@ def load_results(source, rescale: bool | None = None, max_bytes: int | None = No
 
 def version_notes(settings: dict) -> list[str]:
     """Differences between the versions that wrote a file and this installation (numbers may differ slightly)."""
-    import transformers
-
     from bertscore_viz import __version__
+    from bertscore_viz.versions import package_version
 
+    installed = package_version("transformers")
     out = []
     if settings.get("version") and settings["version"] != __version__:
         out.append(f"The scores were computed by bertscore-viz {settings['version']}; this is {__version__}.")
-    if settings.get("transformers_version") and settings["transformers_version"] != transformers.__version__:
+    if settings.get("transformers_version") and settings["transformers_version"] != installed:
         out.append(f"The scores were computed with transformers {settings['transformers_version']}; this "
-                   f"installation has {transformers.__version__}. A drill-down recomputes with the latter.")
+                   f"installation has {installed}. A drill-down recomputes with the latter.")
     return out
 
 

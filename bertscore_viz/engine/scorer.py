@@ -20,15 +20,24 @@ from typing import Callable, ContextManager, Sequence
 import numpy as np
 
 from bertscore_viz.engine.baseline import BaselineTable, find_baseline
-from bertscore_viz.engine.encoder import DEFAULT_TOKEN_BUDGET, Encoder, get_encoder
 from bertscore_viz.engine.cache import release_free_memory
-from bertscore_viz.errors import BaselineError, InputError, ModelError, shorten
+from bertscore_viz.engine.encoder import DEFAULT_TOKEN_BUDGET, Encoder, get_encoder
 from bertscore_viz.engine.idf import IdfWeights, compute_idf, uniform_weights
-from bertscore_viz.engine.matching import (MatchStats, _similarity_float64, best_of_references, match_batched,
-                                           prf_from_maxima, rescaled, score_batched, side_flags, weight_vector)
-from bertscore_viz.models.spec import ModelSpec, resolve_model
+from bertscore_viz.engine.matching import (
+    MatchStats,
+    _similarity_float64,
+    best_of_references,
+    match_batched,
+    prf_from_maxima,
+    rescaled,
+    score_batched,
+    side_flags,
+    weight_vector,
+)
 from bertscore_viz.engine.results import MultiReferenceExplanation, PairExplanation, ScoreResult, Signature, TokenSide
 from bertscore_viz.engine.token_notes import READ_AS, _piece, _unk_id, changed_by_tokenizer, unknown_message
+from bertscore_viz.errors import BaselineError, InputError, ModelError, shorten
+from bertscore_viz.models.spec import ModelSpec, resolve_model
 
 ProgressFn = Callable[[int, int], None]
 #: Called with the number of distinct sentences a model pass embeds; the context manager it returns is held around
@@ -240,10 +249,10 @@ class Scorer:
     @property
     def signature(self) -> Signature:
         enc = self._encoder
-        if enc is None:
-            import transformers
+        if enc is None:  # the installed version, without importing transformers for it
+            from bertscore_viz.versions import package_version
 
-            tv = transformers.__version__
+            tv = package_version("transformers")
         else:
             tv = enc.transformers_version
         return Signature(self.spec.name, self.layer, self.idf, self.rescale_with_baseline,

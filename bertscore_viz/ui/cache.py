@@ -25,14 +25,14 @@ import re
 
 import streamlit as st
 
-from bertscore_viz.serving import deploy
 from bertscore_viz.engine.baseline import BaselineTable
 from bertscore_viz.engine.cache import CACHE
 from bertscore_viz.engine.encoder import get_encoder, release_encoder
-from bertscore_viz.errors import BertScoreVizError, ModelError
-from bertscore_viz.models.spec import ModelSpec
 from bertscore_viz.engine.results import Signature
 from bertscore_viz.engine.scorer import Scorer
+from bertscore_viz.errors import BertScoreVizError, ModelError
+from bertscore_viz.models.spec import ModelSpec
+from bertscore_viz.serving import deploy
 
 log = logging.getLogger("bertscore_viz.app")
 policy = deploy.policy
@@ -142,13 +142,13 @@ def rescaling_possible(settings) -> bool:
 def signature_text(settings) -> str:
     """The signature of the numbers the pages show: without ``-rescaled`` when rescaling was asked for but no
     baseline exists (the pages then show raw numbers)."""
-    spec = resolve_model(settings.model)
-    import transformers
+    from bertscore_viz.versions import package_version
 
+    spec = resolve_model(settings.model)
     custom = custom_baseline(settings) is not None
     rescaled = bool(settings.rescale) and rescaling_possible(settings)
     return str(Signature(spec.name, settings.resolved_layer(), settings.idf, rescaled, custom, "fp32",
-                         transformers.__version__))
+                         package_version("transformers")))
 
 
 # --- uploads ------------------------------------------------------------------------------------------------------

@@ -18,8 +18,16 @@ import pytest
 import transformers
 
 import bertscore_viz
-from bertscore_viz import (BaselineError, InputError, ModelError, MultiReferenceExplanation, PairExplanation, Scorer,
-                           ScoreResult, score)
+from bertscore_viz import (
+    BaselineError,
+    InputError,
+    ModelError,
+    MultiReferenceExplanation,
+    PairExplanation,
+    Scorer,
+    ScoreResult,
+    score,
+)
 from bertscore_viz.engine.cache import CACHE, EmbeddingCache
 from bertscore_viz.engine.encoder import Encoder
 from bertscore_viz.models.spec import BUNDLED_MODEL_NAME, bundled_model_path, resolve_model
@@ -605,3 +613,12 @@ def test_scorer_doors_encoder_idf_weights_and_replace():
     with pytest.raises(InputError, match="Unknown Scorer option"):
         sc.replace(layers=3)
     assert Scorer(layer=4, baseline_table=None, custom_baseline=True).custom_baseline
+
+
+def test_the_signature_before_and_after_the_model_loads_is_the_same():
+    """Before a model is loaded the signature reads transformers' version from the package metadata (without
+    importing it), after from the loaded library: the same string."""
+    fresh = Scorer(layer=4)
+    before = str(fresh.signature)
+    _ = fresh.encoder
+    assert str(fresh.signature) == before and f"hug_trans={transformers.__version__}" in before
