@@ -12,12 +12,17 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from bertscore_viz.rescaling import baseline_compute as bc
-from bertscore_viz.rescaling import layers as layer_tuning
-from bertscore_viz.engine.baseline import (BaselineTable, display_path, find_baseline, parse_baseline,
-                                           shipped_baseline_path)
+from bertscore_viz.engine.baseline import (
+    BaselineTable,
+    display_path,
+    find_baseline,
+    parse_baseline,
+    shipped_baseline_path,
+)
 from bertscore_viz.errors import BaselineError, BertScoreVizError
 from bertscore_viz.models.spec import BUNDLED_DEFAULT_LAYER, BUNDLED_MODEL_NAME
+from bertscore_viz.rescaling import baseline_compute as bc
+from bertscore_viz.rescaling import layers as layer_tuning
 from bertscore_viz.ui import cache as ui_cache
 from bertscore_viz.ui.messages import escape_markdown, show_error
 from bertscore_viz.ui.settings import current_settings

@@ -17,13 +17,12 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from bertscore_viz.comparison import compare
-from bertscore_viz.comparison import results_file
-from bertscore_viz.files import upload
+from bertscore_viz.comparison import compare, results_file
+from bertscore_viz.comparison.significance import format_p
 from bertscore_viz.errors import BertScoreVizError
+from bertscore_viz.files import upload
 from bertscore_viz.files.export import safe_csv, to_json
 from bertscore_viz.locations import EXAMPLES_DIR
-from bertscore_viz.comparison.significance import format_p
 from bertscore_viz.ui import cache as ui_cache
 from bertscore_viz.ui import compare_view
 from bertscore_viz.ui.compare_state import compare_input, compare_state, forget_input, set_input

@@ -22,7 +22,6 @@ import statistics
 import time
 
 import numpy as np
-
 from common import NEWSTEST  # noqa: E402 (sets the import path and offline mode first)
 
 
@@ -38,9 +37,9 @@ def main() -> int:
     import torch
 
     from bertscore_viz import Scorer
-    from bertscore_viz.rescaling import baseline_compute as bc
     from bertscore_viz.engine.cache import CACHE
     from bertscore_viz.models.spec import bundled_model_path
+    from bertscore_viz.rescaling import baseline_compute as bc
 
     corpus = bc.read_corpus(NEWSTEST)
     blocks = bc.plan_pairs(len(corpus.sentences), args.pairs, seed=0)

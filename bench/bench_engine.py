@@ -30,8 +30,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from common import NEWSTEST, WMT16  # noqa: E402 (sets the import path and offline mode first)
+
 LPS = ["cs-en", "de-en", "fi-en", "ro-en", "ru-en", "tr-en"]
 
 

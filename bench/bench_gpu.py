@@ -25,7 +25,6 @@ import time
 
 _OFFLINE_BEFORE = {k: os.environ.get(k) for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
 import common  # noqa: E402,F401 (the import path and data locations; also sets offline mode, undone below)
-
 from bench_engine import alternate, wmt16_pairs  # noqa: E402
 
 

@@ -30,7 +30,6 @@ import time
 from pathlib import Path
 
 import common  # noqa: F401  (import path, offline hub)
-
 from playwright.async_api import async_playwright, expect
 
 from bertscore_viz.serving import deploy

@@ -27,7 +27,6 @@ import statistics
 import time
 
 import numpy as np
-
 from common import WMT16  # noqa: E402 (sets the import path and offline mode first)
 
 LPS = ["cs-en", "de-en", "fi-en", "ro-en", "ru-en", "tr-en"]

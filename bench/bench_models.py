@@ -17,8 +17,8 @@ import common  # noqa: F401  (import path, offline mode)
 from common import WMT16
 
 from bertscore_viz import Scorer
-from bertscore_viz.models.catalog import availability, catalog
 from bertscore_viz.engine.cache import CACHE
+from bertscore_viz.models.catalog import availability, catalog
 
 
 def pairs(n: int) -> tuple[list[str], list[str]]:

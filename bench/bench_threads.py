@@ -23,7 +23,6 @@ import statistics
 import time
 
 import numpy as np
-
 from bench_engine import alternate, wmt16_pairs  # noqa: E402 (sets the import path and offline mode first)
 
 

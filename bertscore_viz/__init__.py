@@ -5,9 +5,9 @@
 
 __version__ = "0.1.0"
 
-from bertscore_viz.errors import BaselineError, BertScoreVizError, InputError, ModelError  # noqa: E402
 from bertscore_viz.engine.results import MultiReferenceExplanation, PairExplanation, ScoreResult, Signature  # noqa: E402
 from bertscore_viz.engine.scorer import BertScoreWarning, MatchStats, Scorer, score  # noqa: E402
+from bertscore_viz.errors import BaselineError, BertScoreVizError, InputError, ModelError  # noqa: E402
 
 __all__ = [
     "score", "Scorer", "ScoreResult", "PairExplanation", "MultiReferenceExplanation", "MatchStats", "Signature",

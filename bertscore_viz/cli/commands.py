@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 from bertscore_viz.errors import InputError, ModelError
-from bertscore_viz.files.fileio import atomic_write_bytes, atomic_write_text
 from bertscore_viz.figures.plots import figure_html, heatmap_figure
+from bertscore_viz.files.fileio import atomic_write_bytes, atomic_write_text
 from bertscore_viz.models.catalog import get_entry, install_state, installed_path, models_home
 from bertscore_viz.models.install import install
 from bertscore_viz.rescaling.baseline_compute import DEFAULT_MAX_WORDS, compute_baseline, read_corpus, write_baseline

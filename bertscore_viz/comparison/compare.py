@@ -17,11 +17,17 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from bertscore_viz.errors import BaselineError
+from bertscore_viz.comparison.significance import (
+    DEFAULT_SAMPLES,
+    DEFAULT_SEED,
+    Significance,
+    analyse,
+    describe,
+    rank_order,
+)
 from bertscore_viz.engine.results import ScoreResult
 from bertscore_viz.engine.scorer import MatchStats, Scorer
-from bertscore_viz.comparison.significance import (DEFAULT_SAMPLES, DEFAULT_SEED, Significance, analyse, describe,
-                                                   rank_order)
+from bertscore_viz.errors import BaselineError
 from bertscore_viz.files.upload import Dataset
 
 METRICS = ("P", "R", "F1")

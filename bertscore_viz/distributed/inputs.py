@@ -12,7 +12,6 @@ from urllib.parse import unquote
 from bertscore_viz.errors import InputError
 from bertscore_viz.files import upload
 
-
 INPUT_KINDS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "csv", ".txt": "csv",
                ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"}
 

@@ -51,13 +51,24 @@ from typing import Callable, Sequence
 import numpy as np
 
 from bertscore_viz.distributed.inputs import read_input
-from bertscore_viz.distributed.pool import (DEFAULT_WORKER_CACHE_MB, IN_FLIGHT_PER_WORKER, Resources, WorkerError,
-                                            _guarded, _peak_rss_mb, _Pool, _ray, _stream, _Tasks, connect,
-                                            plan_resources)
+from bertscore_viz.distributed.pool import (
+    DEFAULT_WORKER_CACHE_MB,
+    IN_FLIGHT_PER_WORKER,
+    Resources,
+    WorkerError,
+    _guarded,
+    _peak_rss_mb,
+    _Pool,
+    _ray,
+    _stream,
+    _Tasks,
+    connect,
+    plan_resources,
+)
 from bertscore_viz.distributed.workers import _BaselineBlock, _BlockScorer, document_frequencies
-from bertscore_viz.files import upload
-from bertscore_viz.errors import BaselineError, BertScoreVizError, InputError, ModelError
 from bertscore_viz.engine.scorer import Scorer
+from bertscore_viz.errors import BaselineError, BertScoreVizError, InputError, ModelError
+from bertscore_viz.files import upload
 
 ProgressFn = Callable[[int, int], None]
 #: Segments per block (all systems of a segment go to the same block).

@@ -10,7 +10,6 @@ from typing import Callable, Iterable, Iterator
 
 from bertscore_viz.errors import BertScoreVizError, InputError
 
-
 #: Embedding cache of each worker, MB: a block's texts are embedded once anyway; the cache bounds reuse across blocks.
 DEFAULT_WORKER_CACHE_MB = 512
 

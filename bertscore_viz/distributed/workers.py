@@ -111,7 +111,8 @@ class _BaselineBlock:
         return True
 
     def score(self, block: int, cands: list[str], refs: list[str]) -> tuple:
-        from bertscore_viz.rescaling.baseline_compute import block_moments, score_block as baseline_block
+        from bertscore_viz.rescaling.baseline_compute import block_moments
+        from bertscore_viz.rescaling.baseline_compute import score_block as baseline_block
 
         _fail_once(self.fail_once, int(block))
         return block_moments(baseline_block(self.scorer, cands, refs, self.n_layers))

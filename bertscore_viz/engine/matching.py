@@ -15,7 +15,6 @@ import numpy as np
 from bertscore_viz.engine.idf import IdfWeights, compute_idf
 from bertscore_viz.errors import ModelError
 
-
 #: Pairs per call of the kernel when P/R/F are computed from kept per-token maxima (bounds the padded copies).
 KERNEL_PAIRS = 2048
 

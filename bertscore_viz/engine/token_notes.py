@@ -7,7 +7,6 @@ import numpy as np
 
 from bertscore_viz.engine.results import TokenSide
 
-
 #: Between the typed text and the piece the model read, in the display of a token the tokenizer changed (が→か).
 READ_AS = "→"
 

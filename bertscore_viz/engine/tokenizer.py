@@ -14,7 +14,6 @@ from bertscore_viz.errors import ModelError
 from bertscore_viz.models.hub import _hub_kwargs
 from bertscore_viz.models.spec import ModelSpec
 
-
 #: Used when a tokenizer reports no real maximum (DeBERTa-v3 says 1e30), as truncation would overflow.
 FALLBACK_MAX_LENGTH = 512
 

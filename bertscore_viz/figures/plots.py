@@ -17,8 +17,8 @@ import html
 
 import numpy as np
 
-from bertscore_viz.figures.cells import _axis, _label, _shown, cell_values, esc  # noqa: F401  (esc: the pages')
 from bertscore_viz.engine.results import PairExplanation, TokenSide
+from bertscore_viz.figures.cells import _axis, _label, _shown, cell_values, esc  # noqa: F401  (esc: the pages')
 
 #: Plotly config for showing these figures: text is never typeset as math; PNG export at 2x.
 PLOTLY_CONFIG = {"typesetMath": False, "displaylogo": False,

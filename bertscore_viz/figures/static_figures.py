@@ -22,8 +22,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from bertscore_viz.figures.cells import _axis, _label, _shown, cell_values
 from bertscore_viz.engine.results import PairExplanation, TokenSide
+from bertscore_viz.figures.cells import _axis, _label, _shown, cell_values
 
 FORMATS = ("png", "svg", "pdf")
 #: Font families tried first for characters the default font lacks (then every other installed font).

@@ -16,7 +16,7 @@ import os
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable, IO
+from typing import IO, Callable
 
 from bertscore_viz.errors import BertScoreVizError
 

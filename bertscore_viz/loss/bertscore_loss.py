@@ -33,9 +33,9 @@ import torch
 
 from bertscore_viz.engine import tensor_ops as ops
 from bertscore_viz.engine.encoder import layer_states, model_through_layer
+from bertscore_viz.engine.idf import IdfWeights, compute_idf
 from bertscore_viz.errors import InputError, ModelError, shorten
 from bertscore_viz.loss.inputs import _id_to_token, _is_id_sequence, _right_padded, _shared_encoder
-from bertscore_viz.engine.idf import IdfWeights, compute_idf
 
 METRICS = ("f1", "precision", "recall")
 REDUCTIONS = ("mean", "sum", "none")

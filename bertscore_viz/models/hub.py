@@ -9,7 +9,6 @@ import threading
 from bertscore_viz.errors import ModelError
 from bertscore_viz.models.spec import ModelSpec
 
-
 #: Seconds to wait for the hub before calling it unreachable (a name lookup plus a TCP connection).
 HUB_PROBE_SECONDS = 2.0
 

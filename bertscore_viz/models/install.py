@@ -42,9 +42,8 @@ from typing import Callable, Iterator, Sequence
 
 from filelock import FileLock, Timeout
 
-from bertscore_viz.models.catalog import (INSTALLED_MARKER, CatalogEntry, Part, get_entry,
-                                          installed_path, models_home)
 from bertscore_viz.errors import ModelError
+from bertscore_viz.models.catalog import INSTALLED_MARKER, CatalogEntry, Part, get_entry, installed_path, models_home
 
 ProgressFn = Callable[[str, int, int], None]
 CHUNK = 1 << 20

@@ -337,8 +337,8 @@ def compute_baseline(corpus: CorpusLines, model=None, lang: str = "en", n_pairs:
         InputError: fewer than two usable sentences, or a bad number of pairs.
     """
     from bertscore_viz import __version__
-    from bertscore_viz.models.catalog import model_source_record
     from bertscore_viz.engine.scorer import Scorer
+    from bertscore_viz.models.catalog import model_source_record
 
     if scorer is None:
         spec = resolve_model(model)

@@ -212,8 +212,8 @@ def tune_layers(data: str | Path | list[DASet], model=None, idf: bool = False, b
         bleu: add the sentence-BLEU row.
         progress: ``progress(done, total)`` in segments.
     """
-    from bertscore_viz.models.spec import resolve_model
     from bertscore_viz.engine.scorer import Scorer
+    from bertscore_viz.models.spec import resolve_model
 
     sets = read_da(data) if not isinstance(data, list) else data
     if scorer is None:

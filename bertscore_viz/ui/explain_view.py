@@ -18,10 +18,10 @@ import numpy as np
 import streamlit as st
 
 from bertscore_viz.engine import explain_table
-from bertscore_viz.files import export
-from bertscore_viz.figures import plots
-from bertscore_viz.errors import BaselineError, BertScoreVizError
 from bertscore_viz.engine.results import MultiReferenceExplanation, PairExplanation
+from bertscore_viz.errors import BaselineError, BertScoreVizError
+from bertscore_viz.figures import plots
+from bertscore_viz.files import export
 from bertscore_viz.ui import cache
 from bertscore_viz.ui.messages import escape_markdown, show_warnings
 

@@ -13,7 +13,6 @@ import streamlit as st
 
 from bertscore_viz.errors import BertScoreVizError
 
-
 _MD_SPECIAL = set("\\`*_{}[]()<>#+-.!|$~:")
 
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass, replace
 
 import streamlit as st
 
-from bertscore_viz.models.catalog import availability, catalog, get_entry
 from bertscore_viz.errors import BertScoreVizError
+from bertscore_viz.models.catalog import availability, catalog, get_entry
 from bertscore_viz.models.spec import BUNDLED_MODEL_NAME
 from bertscore_viz.ui import cache
 from bertscore_viz.ui.cache import resolve_model  # the deployment's allow-list applies to every model chosen here

@@ -17,9 +17,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from bertscore_viz import Scorer
-from bertscore_viz.rescaling import baseline_compute as bc
 from bertscore_viz.models.spec import BUNDLED_MODEL_NAME
+from bertscore_viz.rescaling import baseline_compute as bc
 from bertscore_viz.ui.settings import Settings
+
 from .navigation import use_settings
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from bertscore_viz.files.upload import content_key
 from bertscore_viz.ui.settings import Settings
+
 from .navigation import use_settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -410,8 +411,8 @@ def test_a_model_listed_under_a_label_is_the_model_it_names(monkeypatch):
     """An operator's ``label=path`` entry resolves through the allow-list (``ui_cache.resolve_model``), as on the
     other pages: the numbers name the real model, and the label and the model's own name share one model pass
     (the engine's ``resolve_model`` took the label for a hub name, so the same model was scored again)."""
-    from bertscore_viz.serving import deploy
     from bertscore_viz.models.spec import BUNDLED_MODEL_NAME, bundled_model_path
+    from bertscore_viz.serving import deploy
 
     from .navigation import app, texts
 

@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from bertscore_viz.serving import deploy
 from bertscore_viz.models.spec import BUNDLED_MODEL_NAME, bundled_model_path
+from bertscore_viz.serving import deploy
 from bertscore_viz.ui.settings import OTHER, Settings
+
 from .navigation import use_settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -228,8 +229,8 @@ def test_a_downloaded_provenance_names_no_server_directory(tmp_path):
     import json
 
     from bertscore_viz import Scorer
-    from bertscore_viz.rescaling import baseline_compute as bc
     from bertscore_viz.models.spec import ModelSpec
+    from bertscore_viz.rescaling import baseline_compute as bc
     from bertscore_viz.ui import cache as ui_cache
 
     d = tmp_path / "mini"

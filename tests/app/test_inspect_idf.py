@@ -10,6 +10,7 @@ from bertscore_viz import Scorer
 from bertscore_viz.files import upload
 from bertscore_viz.ui.compare_state import CompareState
 from bertscore_viz.ui.settings import Settings
+
 from .navigation import use_settings
 
 ROOT = Path(__file__).resolve().parents[2]

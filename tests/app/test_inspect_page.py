@@ -22,6 +22,7 @@ from bertscore_viz import Scorer
 from bertscore_viz.engine.baseline import BaselineTable, shipped_baseline_path
 from bertscore_viz.models.spec import resolve_model
 from bertscore_viz.ui.settings import LANGS, Settings
+
 from .navigation import use_settings
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -44,6 +44,7 @@ def wide_rows(n: int, start: int = 0) -> dict[str, list[str]]:
 @pytest.fixture(scope="session")
 def ray_session():
     import ray
+
     from bertscore_viz.distributed.jobs import connect
 
     if not ray.is_initialized():

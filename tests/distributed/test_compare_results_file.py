@@ -12,13 +12,13 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from bertscore_viz.distributed import jobs as distributed
 from bertscore_viz.comparison import results_file
-from bertscore_viz.files import upload
+from bertscore_viz.distributed import jobs as distributed
 from bertscore_viz.errors import InputError
+from bertscore_viz.files import upload
+from tests.app.navigation import use_settings
 
 from .conftest import ROOT, wide_rows
-from tests.app.navigation import use_settings
 
 
 def _page(name: str, data: bytes) -> AppTest:

@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bertscore_viz.rescaling import baseline_compute as bc
-from bertscore_viz.distributed import jobs as distributed
 from bertscore_viz.cli.entry import main
+from bertscore_viz.distributed import jobs as distributed
 from bertscore_viz.engine.scorer import Scorer
+from bertscore_viz.rescaling import baseline_compute as bc
 
 from .conftest import ROOT, wide_rows
 

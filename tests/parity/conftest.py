@@ -11,10 +11,10 @@ import os
 import warnings
 from pathlib import Path
 
+import bert_score
 import numpy as np
 import pytest
 
-import bert_score
 from bertscore_viz.models.spec import bundled_model_path
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,10 +15,10 @@ from __future__ import annotations
 import unicodedata
 import warnings
 
+import bert_score
 import numpy as np
 import pytest
 
-import bert_score
 from bertscore_viz import Scorer
 from bertscore_viz.models.catalog import get_entry, installed_path
 

@@ -7,8 +7,8 @@ import sys
 
 import numpy as np
 import pytest
-
 from bert_score_cli import score as bert_score_cli
+
 from bertscore_viz import Scorer
 from bertscore_viz.cli.entry import main
 

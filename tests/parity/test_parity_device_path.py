@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from bertscore_viz import BertScoreWarning, Scorer
-from tests import numpy_reference as sim_ops
 from bertscore_viz.engine.cache import CACHE
 from bertscore_viz.engine.idf import uniform_weights
+from tests import numpy_reference as sim_ops
 
 from .conftest import ATOL, EDGE_CASES, flatten, no_negative_best, wmt_pairs
 

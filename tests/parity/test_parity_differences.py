@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import warnings
 
+import bert_score
 import numpy as np
 import pytest
 
-import bert_score
 from bertscore_viz import BaselineError, InputError, Scorer
 
 from .conftest import ATOL, MODEL

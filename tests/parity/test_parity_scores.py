@@ -12,8 +12,8 @@ import random
 
 import numpy as np
 import pytest
-
 from bert_score.utils import get_idf_dict, sent_encode
+
 from bertscore_viz import BertScoreWarning, Scorer
 from bertscore_viz.engine.cache import CACHE
 

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 from bertscore_viz import Scorer
-from bertscore_viz.rescaling import baseline_compute as bc
-from bertscore_viz.engine.baseline import BASELINE_DIR, find_baseline, parse_baseline, read_baseline
 from bertscore_viz.cli.entry import main
+from bertscore_viz.engine.baseline import BASELINE_DIR, find_baseline, parse_baseline, read_baseline
 from bertscore_viz.errors import InputError
 from bertscore_viz.models.spec import BUNDLED_MODEL_NAME, MODEL_LAYERS, bundled_model_path
+from bertscore_viz.rescaling import baseline_compute as bc
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("BERTSCORE_VIZ_DATA", ROOT / "data"))

@@ -6,8 +6,16 @@ import numpy as np
 import pytest
 
 from bertscore_viz import BaselineError, Scorer
-from bertscore_viz.engine.baseline import (BaselineTable, display_path, find_baseline, format_baseline, full_paths,
-                                           parse_baseline, read_baseline, shipped_baseline_path)
+from bertscore_viz.engine.baseline import (
+    BaselineTable,
+    display_path,
+    find_baseline,
+    format_baseline,
+    full_paths,
+    parse_baseline,
+    read_baseline,
+    shipped_baseline_path,
+)
 
 TEXT = "LAYER,P,R,F\n0,0.5,0.4,0.45\n1,0.8,0.7,0.75\n2,0.9,0.85,0.875\n"
 

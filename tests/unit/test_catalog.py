@@ -8,12 +8,22 @@ import json
 import numpy as np
 import pytest
 
-from bertscore_viz.rescaling import layers
 from bertscore_viz.engine.baseline import BASELINE_DIR, read_baseline
-from bertscore_viz.models.catalog import (INSTALLED_MARKER, MPNET, availability, catalog, get_entry, installed_path,
-                                          model_source_record, models_home, shipped_baseline_langs, status_line)
 from bertscore_viz.errors import ModelError
+from bertscore_viz.models.catalog import (
+    INSTALLED_MARKER,
+    MPNET,
+    availability,
+    catalog,
+    get_entry,
+    installed_path,
+    model_source_record,
+    models_home,
+    shipped_baseline_langs,
+    status_line,
+)
 from bertscore_viz.models.spec import MODEL_LAYERS, bundled_model_path, resolve_model
+from bertscore_viz.rescaling import layers
 
 
 @pytest.fixture()

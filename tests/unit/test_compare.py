@@ -7,12 +7,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bertscore_viz.locations import EXAMPLES_DIR
 from bertscore_viz import Scorer
 from bertscore_viz.comparison import compare
-from bertscore_viz.files import upload
 from bertscore_viz.engine.baseline import BaselineTable
+from bertscore_viz.files import upload
 from bertscore_viz.files.export import to_json
+from bertscore_viz.locations import EXAMPLES_DIR
 
 EXAMPLE = EXAMPLES_DIR / "systems_example.csv"
 

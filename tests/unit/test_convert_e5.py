@@ -11,8 +11,8 @@ import zipfile
 import numpy as np
 import pytest
 
-from bertscore_viz.models.convert_e5 import QK, convert, convert_from_wheel, dequantize_q4, read_e5s1
 from bertscore_viz.errors import ModelError
+from bertscore_viz.models.convert_e5 import QK, convert, convert_from_wheel, dequantize_q4, read_e5s1
 
 H, NL, NH, FF, MAXP, TVS, EPS = 64, 2, 2, 128, 16, 2, 1e-12
 PIECES = ["<s>", "<pad>", "</s>", "<unk>", "▁", "▁the", "▁cat", "▁sat", "▁on", "▁mat", "s", "a", "t", "e", "h",

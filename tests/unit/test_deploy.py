@@ -14,12 +14,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bertscore_viz.serving import deploy
-from bertscore_viz.files import fileio
 from bertscore_viz.engine.baseline import BaselineTable, read_baseline
-from bertscore_viz.serving.deploy import DeployConfigError, JobQueue, ModelNotAllowed, ModelPool, Policy, load_policy
 from bertscore_viz.errors import ModelError
+from bertscore_viz.files import fileio
 from bertscore_viz.models.spec import BUNDLED_MODEL_NAME, bundled_model_path
+from bertscore_viz.serving import deploy
+from bertscore_viz.serving.deploy import DeployConfigError, JobQueue, ModelNotAllowed, ModelPool, Policy, load_policy
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -132,8 +132,8 @@ def test_a_labelled_model_keeps_its_real_name_default_layer_and_baselines():
     """docs/DEPLOY.md's example ``mpnet=/path/all-mpnet-base-v2``: the label is what users pick; signatures,
     baseline files and the default layer follow the model (the catalog entry of the directory's name)."""
     from bertscore_viz import Scorer
-    from bertscore_viz.models import catalog
     from bertscore_viz.engine.baseline import find_baseline
+    from bertscore_viz.models import catalog
 
     installed = catalog.installed_path(catalog.get_entry("all-mpnet-base-v2"))
     assert installed is not None, "the offline catalog model all-mpnet-base-v2 is installed in this environment"

@@ -17,12 +17,12 @@ import pytest
 import torch
 
 from bertscore_viz import Scorer
-from tests import numpy_reference as sim_ops
 from bertscore_viz.engine.cache import EmbeddingCache
 from bertscore_viz.engine.encoder import Encoder, plan_batches
 from bertscore_viz.engine.idf import uniform_weights
-from bertscore_viz.models.spec import resolve_model
 from bertscore_viz.engine.matching import similarity_dtype
+from bertscore_viz.models.spec import resolve_model
+from tests import numpy_reference as sim_ops
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 if str(BENCH) not in sys.path:

@@ -10,11 +10,11 @@ import pytest
 
 from bertscore_viz import Scorer
 from bertscore_viz.engine import explain_table, languages
-from bertscore_viz.figures import plots
-from bertscore_viz.models.catalog import get_entry
 from bertscore_viz.engine.languages import dataset_languages, language_of, mismatch, multilingual_hint, pair_message
 from bertscore_viz.engine.results import TokenSide
 from bertscore_viz.engine.token_notes import unknown_message
+from bertscore_viz.figures import plots
+from bertscore_viz.models.catalog import get_entry
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 WMT = DATA / "wmt16-da-to-english"

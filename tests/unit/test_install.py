@@ -18,12 +18,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bertscore_viz.models import install as inst
-from bertscore_viz.models.catalog import (E5_SMALL, INSTALLED_MARKER, MPNET, Part, get_entry, install_state,
-                                          installed_path, status_line)
 from bertscore_viz.cli.entry import main
-from bertscore_viz.models.convert_e5 import CONVERTER_VERSION
 from bertscore_viz.errors import ModelError
+from bertscore_viz.models import install as inst
+from bertscore_viz.models.catalog import (
+    E5_SMALL,
+    INSTALLED_MARKER,
+    MPNET,
+    Part,
+    get_entry,
+    install_state,
+    installed_path,
+    status_line,
+)
+from bertscore_viz.models.convert_e5 import CONVERTER_VERSION
 
 from .test_convert_e5 import write_e5s1
 

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from bertscore_viz import Scorer
-from bertscore_viz.rescaling import layers
 from bertscore_viz.cli.entry import main
 from bertscore_viz.errors import InputError
 from bertscore_viz.models.spec import BUNDLED_DEFAULT_LAYER, BUNDLED_MODEL_NAME
+from bertscore_viz.rescaling import layers
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("BERTSCORE_VIZ_DATA", ROOT / "data"))

@@ -9,8 +9,8 @@ import socket
 import pytest
 
 from bertscore_viz.engine import encoder
-from bertscore_viz.models import hub
 from bertscore_viz.errors import ModelError
+from bertscore_viz.models import hub
 from bertscore_viz.models.spec import resolve_model
 
 PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")

@@ -104,9 +104,9 @@ def _requirements() -> dict[str, str]:
 
 
 def test_pyproject_declares_the_requirements_with_minimums_the_code_needs():
-    import tomllib
     from importlib.metadata import version
 
+    import tomllib
     from packaging.requirements import Requirement
 
     reqs = _requirements()

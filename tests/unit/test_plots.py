@@ -11,8 +11,8 @@ import pytest
 
 from bertscore_viz import Scorer
 from bertscore_viz.cli import entry as cli
-from bertscore_viz.figures import plots
 from bertscore_viz.engine.baseline import format_baseline
+from bertscore_viz.figures import plots
 
 from .pair_example import CAND, REF, TABLE
 

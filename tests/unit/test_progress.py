@@ -7,9 +7,9 @@ import io
 import re
 
 from bertscore_viz.cli import commands
-from bertscore_viz.models import install as inst
 from bertscore_viz.cli.entry import main
 from bertscore_viz.cli.progress import progress_bar
+from bertscore_viz.models import install as inst
 
 from .test_install import fake  # noqa: F401  (the fixture: five fake wheels and their catalog entry)
 

@@ -23,10 +23,10 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from tests import numpy_reference as sim_np
 from bertscore_viz.engine import tensor_ops as T
-from bertscore_viz.files import upload
 from bertscore_viz.engine.idf import compute_idf
+from bertscore_viz.files import upload
+from tests import numpy_reference as sim_np
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -19,8 +19,8 @@ import pytest
 
 from bertscore_viz.distributed import jobs as distributed
 from bertscore_viz.distributed import pool
-from bertscore_viz.files import upload
 from bertscore_viz.errors import InputError
+from bertscore_viz.files import upload
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -5,8 +5,16 @@ import pytest
 from sacrebleu import significance as sb
 
 from bertscore_viz.comparison import significance as sig
-from bertscore_viz.comparison.significance import (analyse, bootstrap_means, clusters, describe, holm, natural_key,
-                                                   percentile_ci, rank_order)
+from bertscore_viz.comparison.significance import (
+    analyse,
+    bootstrap_means,
+    clusters,
+    describe,
+    holm,
+    natural_key,
+    percentile_ci,
+    rank_order,
+)
 
 
 @pytest.fixture(scope="module")

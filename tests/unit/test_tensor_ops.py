@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from tests import numpy_reference as S
 from bertscore_viz.engine import tensor_ops as T
+from tests import numpy_reference as S
 
 
 def _pad(arrays, dtype=torch.float32):

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from bertscore_viz.locations import EXAMPLES_DIR
 from bertscore_viz.files import upload
 from bertscore_viz.files.upload import ColumnMapping, parse_upload
+from bertscore_viz.locations import EXAMPLES_DIR
 
 EXAMPLE = EXAMPLES_DIR / "systems_example.csv"
 
