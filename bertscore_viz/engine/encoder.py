@@ -57,6 +57,12 @@ def resolve_device(device: str | None) -> str:
 
     if device is None or device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
+    if not isinstance(device, (str, torch.device)):
+        raise ModelError(f"device must be a string such as 'cpu', 'cuda' or 'cuda:1', got {type(device).__name__}.")
+    try:
+        torch.device(device)
+    except (RuntimeError, ValueError):
+        raise ModelError(f"Unknown device {str(device)!r}: use 'cpu', 'cuda' or 'cuda:N' (or 'auto').") from None
     if str(device).startswith("cuda") and not torch.cuda.is_available():
         raise ModelError(f"Device {device!r} was asked for, but CUDA is not available here. Use device='cpu'.")
     return str(device)

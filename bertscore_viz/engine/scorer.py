@@ -21,7 +21,7 @@ import numpy as np
 
 from bertscore_viz.engine.baseline import BaselineTable, find_baseline
 from bertscore_viz.engine.cache import release_free_memory
-from bertscore_viz.engine.encoder import DEFAULT_TOKEN_BUDGET, Encoder, get_encoder
+from bertscore_viz.engine.encoder import DEFAULT_TOKEN_BUDGET, Encoder, get_encoder, resolve_device
 from bertscore_viz.engine.idf import IdfWeights, compute_idf, uniform_weights
 from bertscore_viz.engine.matching import (
     MatchStats,
@@ -168,6 +168,11 @@ class Scorer:
             if (spec.name, spec.source) != (encoder.spec.name, encoder.spec.source):
                 raise ModelError(f"The encoder given is for {encoder.spec.name!r}, not for {spec.name!r}.")
             device, precision = encoder.device, encoder.precision
+        for what, value in (("layer", layer), ("batch_size", batch_size), ("token_budget", token_budget)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer))):
+                raise InputError(f"{what} must be a whole number, got {type(value).__name__} {value!r}.")
+        if device is not None and encoder is None:
+            resolve_device(device)  # an unknown device fails here, before any work
         self.spec: ModelSpec = model if isinstance(model, ModelSpec) else resolve_model(model)
         if layer is None:
             layer = self.spec.default_layer

@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 import os
 import random
+import re
 import warnings
 from pathlib import Path
 
@@ -622,3 +623,27 @@ def test_the_signature_before_and_after_the_model_loads_is_the_same():
     before = str(fresh.signature)
     _ = fresh.encoder
     assert str(fresh.signature) == before and f"hug_trans={transformers.__version__}" in before
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"layer": 4.5}, "layer must be a whole number, got float 4.5"),
+    ({"layer": True}, "layer must be a whole number, got bool True"),
+    ({"layer": "4"}, "layer must be a whole number, got str '4'"),
+    ({"batch_size": 8.0}, "batch_size must be a whole number"),
+    ({"device": "bogus"}, "Unknown device 'bogus'"),
+    ({"device": 3}, "device must be a string"),
+])
+def test_bad_arguments_are_refused_at_construction_with_the_engines_errors(kwargs, message):
+    """A float or bool layer is not silently truncated (4.5 used to become 4, True layer 1), and an unknown device
+    fails before any work with the engine's error, not torch's."""
+    with pytest.raises((InputError, ModelError), match=re.escape(message)):
+        Scorer(**kwargs)
+    assert Scorer(layer=np.int64(4)).layer == 4
+
+
+def test_cli_device_bogus_exits_2_with_a_message(capsys):
+    from bertscore_viz.cli.entry import main
+
+    assert main(["score", "-c", "The cat sat.", "-r", "A cat sat.", "--device", "bogus"]) == 2
+    err = capsys.readouterr().err
+    assert "Unknown device 'bogus'" in err and "Traceback" not in err
