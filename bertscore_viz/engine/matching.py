@@ -20,6 +20,7 @@ KERNEL_PAIRS = 2048
 
 
 def _padded(arrays: Sequence[np.ndarray], dtype) -> np.ndarray:
+    """``(n, longest)`` array of ``dtype``, each row right-padded with 0 (padding gets weight 0 from the masks)."""
     out = np.zeros((len(arrays), max((len(a) for a in arrays), default=0)), dtype=dtype)
     for row, a in enumerate(arrays):
         out[row, : len(a)] = a
@@ -118,7 +119,7 @@ class MatchStats:
 
     def with_table(self, other: "MatchStats") -> "MatchStats":
         """These statistics with ``other``'s pair scores added (the same pairs, e.g. another layer computed later)."""
-        if other.cand_ids != self.cand_ids and len(other.pair_candidate) != len(self.pair_candidate):
+        if other.candidates != self.candidates or other.references != self.references:
             raise ModelError("Cannot merge pair scores of different inputs.")
         layers = tuple(sorted(set(self.layers) | set(other.layers)))
         return replace(self, layers=layers, pair_table={**self.pair_table, **other.pair_table},
@@ -270,14 +271,6 @@ def _length_mask(lengths: Sequence[int], device):
     return torch.arange(max(lengths), device=device)[None, :] < lens[:, None]
 
 
-def _padded_ids(arrays: Sequence[np.ndarray], width: int) -> np.ndarray:
-    """``(b, width)`` int64 token ids, right-padded with 0 (padded cells get weight 0 from the mask)."""
-    out = np.zeros((len(arrays), width), dtype=np.int64)
-    for row, a in enumerate(arrays):
-        out[row, : len(a)] = a
-    return out
-
-
 def weight_vector(idf: IdfWeights | None, special_ids, size: int) -> np.ndarray:
     """The weight of every token id ``0 .. size - 1`` (more when idf knows higher ids), float64.
 
@@ -318,7 +311,7 @@ def side_flags(ids: Sequence[np.ndarray], weights: np.ndarray, special_ids) -> t
 
 
 def score_batched(cand_vecs: Sequence, ref_vecs: Sequence, cand_ids: Sequence[np.ndarray],
-                  ref_ids: Sequence[np.ndarray], weights: np.ndarray | Sequence[np.ndarray], cand_empty: np.ndarray,
+                  ref_ids: Sequence[np.ndarray], weights: Sequence[np.ndarray], cand_empty: np.ndarray,
                   ref_empty: np.ndarray) -> np.ndarray:
     """Raw P, R and F of many pairs at one layer, computed where the vectors are, in :func:`match_batched`'s batches.
 
@@ -330,28 +323,25 @@ def score_batched(cand_vecs: Sequence, ref_vecs: Sequence, cand_ids: Sequence[np
     Args:
         cand_vecs: per pair, the candidate's ``(n_cand, dim)`` unit vectors at the layer; ref_vecs: the reference's.
         cand_ids, ref_ids: per pair, the token ids of each side (they index ``weights``).
-        weights: ``(vocabulary,)`` float64 weight of every id (:func:`weight_vector`), or a list of such vectors
-            (e.g. without and with idf): each is applied to the same greedy maxima.
+        weights: ``(vocabulary,)`` float64 weight vectors (:func:`weight_vector`), e.g. without and with idf: each is
+            applied to the same greedy maxima.
         cand_empty, ref_empty: ``(n_pairs,)`` bool, the side holds only special tokens: P = R = F = 0.
 
     Returns:
-        ``(n_pairs, 3)`` float64 P, R, F for one weight vector, ``(n_pairs, n_weights, 3)`` for a list; NaN P or R
-        where a side's weights sum to 0 (F is then 0).
+        ``(n_pairs, n_weights, 3)`` float64 P, R, F; NaN P or R where a side's weights sum to 0 (F is then 0).
     """
     import torch
     from torch.nn.utils.rnn import pad_sequence
 
     from bertscore_viz.engine import tensor_ops
 
-    several = not isinstance(weights, np.ndarray)
-    weight_list = list(weights) if several else [weights]
     n = len(cand_vecs)
     if not n:
-        return np.zeros((0, len(weight_list), 3) if several else (0, 3), dtype=np.float64)
+        return np.zeros((0, len(weights), 3), dtype=np.float64)
     device = cand_vecs[0].device
     c_len = [int(v.shape[0]) for v in cand_vecs]
     r_len = [int(v.shape[0]) for v in ref_vecs]
-    ws = [torch.from_numpy(np.ascontiguousarray(w, dtype=np.float64)).to(device) for w in weight_list]
+    ws = [torch.from_numpy(np.ascontiguousarray(w, dtype=np.float64)).to(device) for w in weights]
     c_empty = torch.from_numpy(np.asarray(cand_empty, dtype=bool)).to(device)
     r_empty = torch.from_numpy(np.asarray(ref_empty, dtype=bool)).to(device)
     out = torch.empty((n, len(ws), 3), dtype=torch.float64, device=device)
@@ -363,16 +353,15 @@ def score_batched(cand_vecs: Sequence, ref_vecs: Sequence, cand_ids: Sequence[np
             cand = pad_sequence([cand_vecs[p] for p in batch], batch_first=True)
             ref = pad_sequence([ref_vecs[p] for p in batch], batch_first=True)
             cb, rb = tensor_ops.greedy_maxima(_similarity_float64(cand, ref), c_mask, r_mask)
-            c_ids = torch.from_numpy(_padded_ids([cand_ids[p] for p in batch], max(cl))).to(device)
-            r_ids = torch.from_numpy(_padded_ids([ref_ids[p] for p in batch], max(rl))).to(device)
+            c_ids = torch.from_numpy(_padded([cand_ids[p] for p in batch], np.int64)).to(device)
+            r_ids = torch.from_numpy(_padded([ref_ids[p] for p in batch], np.int64)).to(device)
             for k, w in enumerate(ws):
                 wc = w[c_ids].masked_fill(~c_mask, 0.0)
                 wr = w[r_ids].masked_fill(~r_mask, 0.0)
                 p_, r_, f_ = tensor_ops.precision_recall_f1(cb, rb, wc, wr, c_empty[rows], r_empty[rows],
                                                             safe=False)
                 out[rows, k] = torch.stack([p_, r_, f_], dim=1)
-    host = out.cpu().numpy()
-    return host if several else host[:, 0]
+    return out.cpu().numpy()
 
 
 def match_batched(cand_vecs: Sequence[Sequence], ref_vecs: Sequence[Sequence]
