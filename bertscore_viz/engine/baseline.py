@@ -20,7 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bertscore_viz.errors import BaselineError
+from bertscore_viz.engine.arguments import check_lang
+from bertscore_viz.errors import BaselineError, shorten
 from bertscore_viz.locations import BASELINE_DIR
 
 #: Baselines added at run time (computed or uploaded in the app), keyed by (lang, model name).
@@ -66,6 +67,15 @@ class BaselineTable:
     source: str
     layers: tuple[int, ...] | None = None
 
+    def __post_init__(self) -> None:
+        """Every table, whatever its source (a file, an upload, a saved folder, a results file, a computation), is
+        checked here: an impossible value would rescale to nan or inf, or flip the sign of every score."""
+        values = check_values(self.values, self.source, self.layers)
+        values.setflags(write=False)
+        object.__setattr__(self, "values", values)
+        if self.layers is not None:
+            object.__setattr__(self, "layers", tuple(int(x) for x in self.layers))
+
     def for_layer(self, layer: int, model: str = "?") -> np.ndarray:
         """``(3,)`` P/R/F baselines of one layer."""
         if self.layers is not None:
@@ -84,15 +94,56 @@ class BaselineTable:
         return self.values[layer].copy()
 
 
+def check_values(values, source: str, layers: tuple[int, ...] | None = None) -> np.ndarray:
+    """``values`` as a fresh ``(n, 3)`` float64 array, or a BaselineError naming the row and what is wrong.
+
+    A baseline is a mean of cosine similarities (and of F1s built from them) between unrelated sentences, so each
+    of P, R and F must be a finite number below 1: rescaling computes ``(x - b) / (1 - b)``, which is infinite at
+    ``b = 1`` and reverses the order of all scores above it. Values below -1 cannot come from cosine similarities
+    either.
+    """
+    try:
+        arr = np.array(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise BaselineError(f"The baseline {source} does not hold numbers: expected P, R and F per layer.") from None
+    if arr.ndim != 2 or arr.shape[1] != 3 or arr.shape[0] == 0:
+        raise BaselineError(f"The baseline {source} has shape {arr.shape}; expected one row of P, R, F per layer.")
+    if layers is not None:
+        if len(layers) != len(arr) or len(set(layers)) != len(layers) or any(int(x) < 0 for x in layers):
+            raise BaselineError(f"The baseline {source} names layers {list(layers)} for {len(arr)} row(s); expected "
+                                "one distinct layer (0 or more) per row.")
+    for k, row in enumerate(arr):
+        layer = k if layers is None else int(layers[k])
+        for name, b in zip("PRF", row):
+            if not np.isfinite(b) or not -1.0 <= b < 1.0:
+                raise BaselineError(
+                    f"The baseline {source} gives {name} = {float(b)!r} for layer {layer}; a baseline value must be a "
+                    "finite number from -1 up to (not including) 1, since rescaling divides by 1 - b. The file is "
+                    "damaged or was not computed as a baseline: recompute it (`python -m bertscore_viz baseline`, "
+                    "or the app's Baselines page) or use the shipped one."
+                )
+    return arr
+
+
+#: A baseline file has one short row per layer (a few dozen at most); anything larger is not one.
+MAX_BASELINE_CHARS = 256 * 1024
+
+
 def parse_baseline(text: str, source: str = "<text>") -> BaselineTable:
     """Parse a baseline file's text (``LAYER,P,R,F`` header, one row per layer from 0)."""
+    if len(text) > MAX_BASELINE_CHARS:
+        raise BaselineError(f"The baseline {source} is {len(text):,} characters long; a baseline file (one row per "
+                            f"layer) is far smaller, at most {MAX_BASELINE_CHARS:,} characters here. Is it the right "
+                            "file?")
+    if "\x00" in text:
+        raise BaselineError(f"The baseline {source} holds NUL bytes: it is not a text file.")
     rows = [r for r in csv.reader(io.StringIO(text.lstrip("\ufeff"))) if r and any(c.strip() for c in r)]
     if not rows:
         raise BaselineError(f"The baseline {source} is empty. Expected a header LAYER,P,R,F and one row per layer.")
     header = [c.strip().upper() for c in rows[0]]
     if header != ["LAYER", "P", "R", "F"]:
         raise BaselineError(
-            f"The baseline {source} starts with {','.join(rows[0])!r}; expected the header LAYER,P,R,F "
+            f"The baseline {source} starts with {shorten(','.join(rows[0]))}; expected the header LAYER,P,R,F "
             "(bert-score's format)."
         )
     values = []
@@ -101,9 +152,9 @@ def parse_baseline(text: str, source: str = "<text>") -> BaselineTable:
             layer, p, r, f = (float(c) for c in row)
         except ValueError:
             raise BaselineError(
-                f"Line {n} of the baseline {source} is {','.join(row)!r}; expected four numbers LAYER,P,R,F."
+                f"Line {n} of the baseline {source} is {shorten(','.join(row))}; expected four numbers LAYER,P,R,F."
             ) from None
-        if int(layer) != len(values):
+        if not float(layer).is_integer() or int(layer) != len(values):
             raise BaselineError(
                 f"Line {n} of the baseline {source} is for layer {layer:g}, expected layer {len(values)}: rows "
                 "must run from layer 0 upwards without gaps."
@@ -118,8 +169,15 @@ def read_baseline(path: str | Path) -> BaselineTable:
     """Read a baseline file; clear errors for a missing, non-UTF-8 or malformed file."""
     path = Path(path)
     shown = display_path(path)
+    if path.is_dir():
+        raise BaselineError(f"The baseline file {shown} is a directory; give the file (LAYER,P,R,F).")
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_BASELINE_CHARS + 1)
+        if len(data) > MAX_BASELINE_CHARS:
+            raise BaselineError(f"The baseline file {shown} is larger than {MAX_BASELINE_CHARS // 1024} KB; a baseline "
+                                "file (one row per layer) is far smaller. Is it the right file?")
+        text = data.decode("utf-8")
     except FileNotFoundError:
         raise BaselineError(f"The baseline file {shown} does not exist.") from None
     except UnicodeDecodeError:
@@ -141,10 +199,21 @@ def shipped_baseline_path(lang: str, model: str) -> Path:
     return BASELINE_DIR / lang / f"{model}.tsv"
 
 
+def _shipped_file(lang: str, model: str) -> Path | None:
+    """The shipped file of (lang, model) when it exists inside the baseline folder: a model name typed as a path
+    (``../x``, ``/abs/dir``) never reaches a file elsewhere."""
+    path = shipped_baseline_path(lang, model)
+    try:
+        path.resolve().relative_to(BASELINE_DIR.resolve())
+    except ValueError:
+        return None
+    return path if path.is_file() else None
+
+
 def languages_with_baseline(model: str) -> list[str]:
     """Languages with a shipped or registered baseline file for ``model`` (sorted; ``en`` first)."""
     langs = {d.name for d in BASELINE_DIR.iterdir()
-             if d.is_dir() and d.name != "layers" and shipped_baseline_path(d.name, model).is_file()}
+             if d.is_dir() and d.name != "layers" and _shipped_file(d.name, model) is not None}
     langs |= {lang for (lang, m) in _REGISTERED if m == model}
     return sorted(langs, key=lambda x: (x != "en", x))
 
@@ -169,8 +238,9 @@ def find_baseline(model: str, lang: str, baseline_path: str | Path | None = None
     registered = registered_baseline(lang, model)
     if registered is not None:
         return registered
+    check_lang(lang)
     path = shipped_baseline_path(lang, model)
-    if not path.is_file():
+    if _shipped_file(lang, model) is None:
         raise BaselineError(
             f"No rescaling baseline for model {model!r} and language {lang!r}: {display_path(path)} does not "
             "exist. Compute one from a monolingual corpus (one sentence per line) with "

@@ -19,9 +19,19 @@ from typing import Callable, ContextManager, Sequence
 
 import numpy as np
 
+from bertscore_viz.engine.arguments import (
+    check_flag,
+    check_lang,
+    check_layers,
+    check_model_name,
+    check_path,
+    check_texts,
+    check_whole,
+    normalize_inputs,
+)
 from bertscore_viz.engine.baseline import BaselineTable, find_baseline
 from bertscore_viz.engine.cache import release_free_memory
-from bertscore_viz.engine.encoder import DEFAULT_TOKEN_BUDGET, Encoder, get_encoder, resolve_device
+from bertscore_viz.engine.encoder import DEFAULT_TOKEN_BUDGET, PRECISIONS, Encoder, get_encoder, resolve_device
 from bertscore_viz.engine.idf import IdfWeights, compute_idf, uniform_weights
 from bertscore_viz.engine.matching import (
     MatchStats,
@@ -36,7 +46,7 @@ from bertscore_viz.engine.matching import (
 )
 from bertscore_viz.engine.results import MultiReferenceExplanation, PairExplanation, ScoreResult, Signature, TokenSide
 from bertscore_viz.engine.token_notes import READ_AS, _piece, _unk_id, changed_by_tokenizer, unknown_message
-from bertscore_viz.errors import BaselineError, InputError, ModelError, shorten
+from bertscore_viz.errors import BaselineError, InputError, ModelError
 from bertscore_viz.models.spec import ModelSpec, resolve_model
 
 ProgressFn = Callable[[int, int], None]
@@ -49,49 +59,6 @@ CHUNK_PAIRS = 1024
 
 class BertScoreWarning(UserWarning):
     """Soft problems with the input (empty sentences, truncation, degenerate idf)."""
-
-
-def _check_texts(values, what: str) -> list[str]:
-    if isinstance(values, str):
-        raise InputError(f"Expected a list of {what} strings, got a single string {shorten(values)}. "
-                         f"Wrap it in a list: [{shorten(values)}].")
-    out = list(values)
-    for i, v in enumerate(out):
-        if not isinstance(v, str):
-            raise InputError(f"Expected every {what} to be a string, but the one at index {i} is "
-                             f"{type(v).__name__} {shorten(v)}. Convert missing values to '' first.")
-    return out
-
-
-def normalize_inputs(candidates, references) -> tuple[list[str], list[list[str]]]:
-    """Validate and bring references to one list per candidate.
-
-    Raises:
-        InputError: unequal lengths, non-strings, or a candidate with an empty list of references.
-    """
-    cands = _check_texts(candidates, "candidate")
-    if isinstance(references, str):
-        raise InputError(f"Expected a list of references, got a single string {shorten(references)}.")
-    refs_in = list(references)
-    if len(cands) != len(refs_in):
-        raise InputError(
-            f"Expected as many candidates as references, got {len(cands)} candidates and {len(refs_in)} "
-            "references. Check that both files have one sentence per line."
-        )
-    groups: list[list[str]] = []
-    for i, r in enumerate(refs_in):
-        if isinstance(r, str):
-            groups.append([r])
-        else:
-            try:
-                group = _check_texts(r, f"reference of candidate {i}")
-            except TypeError:
-                raise InputError(f"Reference {i} is {type(r).__name__} {shorten(r)}; expected a string or a "
-                                 "list of strings.") from None
-            if not group:
-                raise InputError(f"Candidate {i} has an empty list of references; give at least one.")
-            groups.append(group)
-    return cands, groups
 
 
 def _flatten_groups(groups_in: Sequence[Sequence[str]]) -> tuple[list[str], list[int], list[tuple[int, int]]]:
@@ -139,8 +106,8 @@ class Scorer:
         encoder: a loaded :class:`~bertscore_viz.engine.encoder.Encoder` to use (e.g. one of a pool shared by several
             scorers) instead of the process-wide one for ``model``/``device``/``precision``; ``model`` may then be
             omitted, and ``device`` and ``precision`` are the encoder's.
-        idf_weights: fixed :class:`~bertscore_viz.engine.idf.IdfWeights` (e.g. computed over a whole corpus and broadcast
-            to workers); implies idf on and takes precedence over ``idf_sentences``.
+        idf_weights: fixed :class:`~bertscore_viz.engine.idf.IdfWeights` (e.g. computed over a whole corpus and
+            broadcast to workers); implies idf on and takes precedence over ``idf_sentences``.
         guard: ``guard(n_sentences)`` returns a context manager held around every model pass (e.g. a job queue).
         custom_baseline: whether the signature calls the baseline custom; default: a ``baseline_path`` or a
             ``baseline_table`` was given.
@@ -168,14 +135,29 @@ class Scorer:
             if (spec.name, spec.source) != (encoder.spec.name, encoder.spec.source):
                 raise ModelError(f"The encoder given is for {encoder.spec.name!r}, not for {spec.name!r}.")
             device, precision = encoder.device, encoder.precision
-        for what, value in (("layer", layer), ("batch_size", batch_size), ("token_budget", token_budget)):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer))):
-                raise InputError(f"{what} must be a whole number, got {type(value).__name__} {value!r}.")
+        # every argument is checked before any work (engine/arguments.py); the model is looked up last
+        check_whole(layer, "layer", optional=True)
+        check_whole(batch_size, "batch_size", minimum=1)
+        check_whole(token_budget, "token_budget", minimum=1)
+        idf, rescale_with_baseline = check_flag(idf, "idf"), check_flag(rescale_with_baseline, "rescale_with_baseline")
+        if rescale_with_baseline and baseline_table is None:
+            check_lang(lang)
+        baseline_path = check_path(baseline_path, "baseline_path")
         if device is not None and encoder is None:
             resolve_device(device)  # an unknown device fails here, before any work
+        if encoder is None and (not isinstance(precision, str) or precision not in PRECISIONS):
+            raise ModelError(f"Unknown precision {precision!r}. Expected one of {', '.join(PRECISIONS)}.")
+        check_model_name(model)
         self.spec: ModelSpec = model if isinstance(model, ModelSpec) else resolve_model(model)
         if layer is None:
             layer = self.spec.default_layer
+            if layer is None and not self.spec.local:  # neither known here nor a directory: say that first
+                raise ModelError(
+                    f"No model {self.spec.name!r} is known here: it is not the bundled model, not in the catalog "
+                    "(`python -m bertscore_viz models list`) and not a local model directory. Check the spelling. "
+                    "If it is a Hugging Face hub name (used when this machine can download it), also give its "
+                    "layer: layer=N (-l N; 0 = embeddings), since no tuned layer is known for it."
+                )
             if layer is None:
                 raise ModelError(
                     f"No default layer is known for {self.spec.name!r}. Pass layer=N (0 = embeddings), or find "
@@ -183,13 +165,11 @@ class Scorer:
                 )
         self.layer = int(layer)
         self.idf = bool(idf or idf_sentences is not None or idf_weights is not None)
-        self.idf_sentences = None if idf_sentences is None else _check_texts(idf_sentences, "idf sentence")
+        self.idf_sentences = None if idf_sentences is None else check_texts(idf_sentences, "idf sentence")
         self.rescale_with_baseline = bool(rescale_with_baseline)
         self.lang = lang
         self.baseline_path = baseline_path
         self.baseline_table = baseline_table
-        if batch_size < 1:
-            raise InputError(f"batch_size must be at least 1, got {batch_size}.")
         self.batch_size = int(batch_size)
         self.device = device
         self.precision = precision
@@ -199,11 +179,11 @@ class Scorer:
         self._fixed_idf: IdfWeights | None = idf_weights
         self._guard = guard
         self._custom_baseline = custom_baseline
+        if self.layer < 0:
+            raise ModelError(f"Layer must be 0 or more (0 = embeddings), got {self.layer}.")
         self.baseline = None
         if self.rescale_with_baseline:
             self.baseline = self.baseline_for(self.layer)
-        if self.layer < 0:
-            raise ModelError(f"Layer must be 0 or more (0 = embeddings), got {self.layer}.")
         if encoder is not None:
             _ = self.encoder  # checks the layer against the given model now
 
@@ -297,13 +277,7 @@ class Scorer:
             raise InputError(f"keep must be 'tokens' or 'scores', got {keep!r}.")
         cands, groups_in = normalize_inputs(candidates, references)
         enc = self.encoder
-        if layers is None:
-            layers = (self.layer,)
-        elif isinstance(layers, str) and layers == "all":
-            layers = tuple(range(enc.num_layers + 1))
-        layers = tuple(int(x) for x in layers)
-        if not layers or min(layers) < 0 or max(layers) > enc.num_layers:
-            raise ModelError(f"Layers {list(layers)} are not all in 0..{enc.num_layers} for {self.spec.name}.")
+        layers = (self.layer,) if layers is None else check_layers(layers, enc.num_layers, self.spec.name)
         flat_refs, pair_cand, groups = _flatten_groups(groups_in)
         cand_tok = enc.encode(cands)
         ref_tok = enc.encode(flat_refs)
@@ -596,7 +570,8 @@ class Scorer:
         """
         if not isinstance(candidate, str):
             raise InputError(f"Expected the candidate to be a string, got {type(candidate).__name__}.")
-        refs = [reference] if isinstance(reference, str) else _check_texts(reference, "reference")
+        check_texts([candidate], "candidate")
+        refs = [reference] if isinstance(reference, str) else check_texts(reference, "reference")
         if not refs:
             raise InputError("Give at least one reference to explain the candidate against.")
         enc = self.encoder
