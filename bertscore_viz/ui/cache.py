@@ -62,10 +62,12 @@ def offered_models() -> list[str]:
     return list(deploy.offered_models(policy()))
 
 
-def _encoder(spec: ModelSpec):
+def _encoder(spec: ModelSpec, label: str | None = None):
     """The pooled encoder of a checked spec. Loading waits for a job slot (it is as heavy as a job); a model that
-    fails to load is reported by name only, the reason (which may name server paths) goes to the server log."""
+    fails to load is reported by what the user chose (``label``: the operator's label, not the directory it points
+    to), the reason (which may name server paths) goes to the server log."""
     key = (spec.name, spec.source)
+    shown = label if label else spec.name
 
     def load():
         try:
@@ -73,20 +75,21 @@ def _encoder(spec: ModelSpec):
         except Exception as exc:  # noqa: BLE001  ModelError, OSError, out of memory: the log says which
             log.error("loading the model %s from %s failed: %r", spec.name, spec.source, exc)
             hub = "" if spec.local else " (a hub model needs the Hugging Face hub, or a copy in this server's cache)"
-            raise ModelError(f"The model {spec.name!r} could not be loaded on this server{hub}. Choose another "
+            raise ModelError(f"The model {shown!r} could not be loaded on this server{hub}. Choose another "
                              "model; whoever runs the server finds the reason in its log.") from None
 
     if key in _POOL:
         return _POOL.get(key, load)
-    with st.spinner(f"Loading the model {spec.name}…"), job_slot():
+    with st.spinner(f"Loading the model {shown}…"), job_slot():
         return _POOL.get(key, load)
 
 
-def model_info(model: ModelSpec | str | None, source: str | None = None) -> dict:
+def model_info(model: ModelSpec | str | None, label: str | None = None) -> dict:
     """Load (once) and describe a model: number of layers, maximum length. ``model`` is a spec from
-    :func:`resolve_model`, or what the user chose (checked here); ``source`` is not used."""
+    :func:`resolve_model`, or what the user chose (checked here); ``label``: how messages name it (default: what
+    the user chose, else the spec's name)."""
     spec = model if isinstance(model, ModelSpec) else resolve_model(model)
-    enc = _encoder(spec)
+    enc = _encoder(spec, label if label is not None or isinstance(model, ModelSpec) else model)
     return {"num_layers": enc.num_layers, "max_length": enc.max_length, "name": enc.spec.name}
 
 
@@ -119,7 +122,7 @@ def scorer(settings, rescale: bool | None = None, idf_sentences: list[str] | Non
     ``idf_sentences``: with idf on, the corpus idf comes from (instead of each call's references).
     """
     spec = resolve_model(settings.model)
-    enc = _encoder(spec)
+    enc = _encoder(spec, settings.model)
     layer = settings.resolved_layer()
     return Scorer(model=spec, layer=layer, idf=settings.idf, idf_sentences=idf_sentences if settings.idf else None,
                   rescale_with_baseline=settings.rescale if rescale is None else rescale, lang=settings.lang,

@@ -81,7 +81,7 @@ def sidebar() -> Settings:
         settings = Settings(model=model)
         try:
             spec = resolve_model(model)
-            info = cache.model_info(spec)
+            info = cache.model_info(spec, label=model)
         except Exception as exc:  # noqa: BLE001  never a traceback in the sidebar: the engine's message, or a plain one
             if isinstance(exc, BertScoreVizError):
                 show_error(exc)

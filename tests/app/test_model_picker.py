@@ -146,3 +146,19 @@ def test_an_operators_label_is_shown_and_the_model_keeps_its_own_name(home, monk
     at.sidebar.toggle(key="rescale").set_value(True).run()
     assert "-rescaled" in at.sidebar.code[-1].value  # baselines/en/all-mpnet-base-v2.tsv, not .../mpnet.tsv
     assert str(d) not in "\n".join([c.value for c in at.sidebar.code] + [c.value for c in at.sidebar.caption])
+
+
+def test_an_allow_listed_model_that_fails_to_load_is_named_by_its_label_not_its_directory(tmp_path, monkeypatch):
+    """Issue 19, class 7: the operator's label is what users see; the directory behind it stays on the server."""
+    from bertscore_viz.serving import deploy
+
+    broken = tmp_path / "secret-weights-v3"
+    broken.mkdir()
+    (broken / "config.json").write_text('{"model_type": "bert"}')  # no weights, no tokenizer
+    monkeypatch.setattr(deploy, "_POLICY", deploy.Policy(models=(BUNDLED_MODEL_NAME, f"house-model={broken}")))
+    at = _run(model_choice="house-model")
+    assert not at.exception
+    shown = " ".join(e.value for e in at.sidebar.error).replace("\\", "")
+    assert "'house-model'" in shown, shown
+    assert "secret-weights-v3" not in shown and str(tmp_path) not in shown
+    assert _chosen(at).startswith(f"MODEL={BUNDLED_MODEL_NAME} ")
