@@ -137,7 +137,10 @@ def parse_baseline(text: str, source: str = "<text>") -> BaselineTable:
                             "file?")
     if "\x00" in text:
         raise BaselineError(f"The baseline {source} holds NUL bytes: it is not a text file.")
-    rows = [r for r in csv.reader(io.StringIO(text.lstrip("\ufeff"))) if r and any(c.strip() for c in r)]
+    try:  # line ends \n, \r\n or \r, as pandas (bert-score's reader) takes them
+        rows = [r for r in csv.reader(io.StringIO(text.lstrip("\ufeff"), newline=None)) if r and any(c.strip() for c in r)]
+    except csv.Error as exc:
+        raise BaselineError(f"The baseline {source} is not a comma-separated table ({exc}).") from None
     if not rows:
         raise BaselineError(f"The baseline {source} is empty. Expected a header LAYER,P,R,F and one row per layer.")
     header = [c.strip().upper() for c in rows[0]]

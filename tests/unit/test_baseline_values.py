@@ -105,3 +105,11 @@ def test_a_huge_or_binary_file_is_not_a_baseline(tmp_path):
         parse_baseline("LAYER,P,R,F\n0,0.5,0.5,0.5\x00\n", "nul.tsv")
     with pytest.raises(BaselineError, match="is a directory"):
         read_baseline(tmp_path)
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_every_line_end_pandas_reads_is_read(newline):
+    """bert-score reads baselines with pandas, which takes \\r-only line ends too (found by the fuzzer: csv raised
+    its own Error on them)."""
+    table = parse_baseline(GOOD.replace("\n", newline), "crlf.tsv")
+    assert table.values.shape == (7, 3)
