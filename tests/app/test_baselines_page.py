@@ -139,3 +139,14 @@ def test_uploaded_baseline_file_is_used_and_bad_files_rejected():
     other = _page(baseline_file_input={"name": "roberta-large.tsv", "data": roberta})
     assert any("has 25 rows" in e.value.replace("\\", "") and "another model" in e.value for e in other.error)
     assert "custom_baselines" not in other.session_state
+
+
+@pytest.mark.parametrize("bad_value", ["nan", "1.0", "inf"])
+def test_an_uploaded_baseline_with_impossible_values_is_refused_and_never_reaches_the_session(bad_value):
+    """Issue 19, class 1: a NaN or 1.0 row was accepted, saved, and rescaled every later session's scores to nan."""
+    text = "LAYER,P,R,F\n" + "".join(f"{i},0.5,0.5,{bad_value if i == 4 else '0.5'}\n" for i in range(7))
+    at = _page(lang="fr", baseline_file_input={"name": "broken.tsv", "data": text.encode()})
+    assert any("for layer 4" in e.value.replace("\\", "") and "finite number" in e.value for e in at.error), \
+        [e.value for e in at.error]
+    custom = at.session_state["custom_baselines"] if "custom_baselines" in at.session_state else {}
+    assert ("fr", BUNDLED_MODEL_NAME) not in custom
