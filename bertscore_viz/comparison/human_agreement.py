@@ -1,0 +1,131 @@
+"""Does BERTScore agree with your judges? BERTScore P, R and F1 (at the chosen layer and, from the same model pass,
+at every layer), sentence chrF and sentence BLEU, each correlated with the human scores of rated outputs.
+
+One model pass (``Scorer.match(..., layers="all", keep="scores")``) gives every layer's P/R/F of every output;
+sacrebleu gives the sentence-level baselines (``sentence_chrf`` and ``sentence_bleu`` with their defaults, against
+all references of the output). Correlations, intervals and the lead test are
+:func:`bertscore_viz.comparison.correlation.agreement`'s. Rescaling is linear and increasing, so it changes no
+correlation: the raw scores are used whatever the rescaling setting.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from bertscore_viz.comparison.correlation import Agreement, agreement, correlation
+from bertscore_viz.comparison.significance import DEFAULT_SAMPLES, DEFAULT_SEED
+from bertscore_viz.engine.arguments import normalize_inputs
+from bertscore_viz.errors import InputError
+
+ProgressFn = Callable[[int, int], None]
+BERTSCORE_METRICS = ("BERTScore-P", "BERTScore-R", "BERTScore-F1")
+SENTENCE_METRICS = ("chrF", "BLEU")
+
+
+def sentence_metric_scores(candidates, references) -> dict[str, np.ndarray]:
+    """sacrebleu's sentence chrF and BLEU (default settings) of every output against all its references."""
+    import sacrebleu
+
+    chrf = np.array([sacrebleu.sentence_chrf(c, list(r)).score for c, r in zip(candidates, references)])
+    bleu = np.array([sacrebleu.sentence_bleu(c, list(r)).score for c, r in zip(candidates, references)])
+    return {"chrF": chrf, "BLEU": bleu}
+
+
+@dataclass(frozen=True)
+class AgreementReport:
+    """Agreement of every metric with the human scores of one data set.
+
+    Attributes:
+        overall: all outputs together; by_group: ``{group: Agreement}`` (empty without groups).
+        layers: ``{"P"|"R"|"F1": [segment-level Pearson at layer 0, 1, ...]}``, from the same pass;
+            layers_kendall: the same with Kendall's tau-b.
+        layer: the layer of the BERTScore rows; tuned_layer: the model's shipped default (None if unknown);
+            best_layer: the layer whose F1 has the highest segment-level Pearson here.
+        scores: ``{metric: (n,) score of each output}`` (BERTScore at ``layer``, raw), for scatter plots and exports.
+        human: the human scores; systems, groups: per output or None.
+        signature: the BERTScore settings; idf: whether idf weighting was used.
+    """
+
+    overall: Agreement
+    by_group: dict
+    layers: dict
+    layers_kendall: dict
+    layer: int
+    tuned_layer: int | None
+    best_layer: int | None
+    scores: dict
+    human: np.ndarray
+    systems: list | None
+    groups: list | None
+    signature: str
+    idf: bool
+    warnings: list = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        out = self.overall.as_dict()
+        out["layers"] = {k: [_num(x) for x in v] for k, v in self.layers.items()}
+        out["layers_kendall"] = {k: [_num(x) for x in v] for k, v in self.layers_kendall.items()}
+        out.update(layer=self.layer, tuned_layer=self.tuned_layer, best_layer=self.best_layer,
+                   signature=self.signature, idf=self.idf, warnings=list(self.warnings))
+        if self.by_group:
+            out["groups"] = {g: a.as_dict() for g, a in self.by_group.items()}
+        return out
+
+
+def _num(v: float) -> float | None:
+    return None if v is None or not math.isfinite(v) else round(float(v), 6)
+
+
+def run_agreement(scorer, candidates, references, human, systems=None, groups=None,
+                  n_samples: int = DEFAULT_SAMPLES, seed: int | None = DEFAULT_SEED,
+                  sentence_metrics: bool = True, progress: ProgressFn | None = None) -> AgreementReport:
+    """Score every output at every layer (one model pass) and correlate each metric with ``human``.
+
+    Args:
+        scorer: a :class:`~bertscore_viz.engine.scorer.Scorer` (model, layer, idf; its rescaling is ignored).
+        candidates, references: the outputs and their references (a string or a list per output).
+        human: one human score per output.
+        systems, groups: per output, or None.
+        progress: ``progress(done, total)`` in sentences embedded.
+    """
+    candidates, references = normalize_inputs(candidates, references)
+    human = np.asarray(human, dtype=np.float64)
+    if human.shape != (len(candidates),):
+        raise InputError(f"Expected one human score per output: {len(candidates)} outputs, {human.size} scores.")
+    stats = scorer.match(candidates, references, layers="all", keep="scores", progress=progress)
+    per_layer = []
+    warnings: list[str] = []
+    for layer in stats.layers:
+        res = scorer.result(stats, layer=layer, baseline=None)
+        per_layer.append(np.stack([res.raw_precision, res.raw_recall, res.raw_f1]))
+        if layer == scorer.layer:
+            warnings = list(res.warnings)
+    chosen = per_layer[stats.layers.index(scorer.layer)]
+    metrics = dict(zip(BERTSCORE_METRICS, chosen))
+    if sentence_metrics:
+        metrics.update(sentence_metric_scores(candidates, references))
+    overall = agreement(metrics, human, systems, n_samples, seed)
+    finite = np.isfinite(human)
+    layers, layers_k = {"P": [], "R": [], "F1": []}, {"P": [], "R": [], "F1": []}
+    for values in per_layer:
+        for k, name in enumerate(("P", "R", "F1")):
+            ok = finite & np.isfinite(values[k])
+            layers[name].append(correlation(values[k][ok], human[ok], "pearson"))
+            layers_k[name].append(correlation(values[k][ok], human[ok], "kendall"))
+    f1 = [x if math.isfinite(x) else -math.inf for x in layers["F1"]]
+    best = int(np.argmax(f1)) if any(math.isfinite(x) for x in layers["F1"]) else None
+    by_group = {}
+    if groups is not None:
+        g = np.asarray(groups, dtype=object)
+        for name in sorted(set(groups)):
+            mask = g == name
+            sub = {k: v[mask] for k, v in metrics.items()}
+            subsys = None if systems is None else np.asarray(systems, dtype=object)[mask]
+            by_group[name] = agreement(sub, human[mask], subsys, n_samples, seed)
+    return AgreementReport(overall, by_group, layers, layers_k, scorer.layer, scorer.spec.default_layer, best,
+                           metrics, human, None if systems is None else list(systems),
+                           None if groups is None else list(groups), str(scorer.signature), scorer.idf, warnings)

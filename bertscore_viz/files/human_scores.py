@@ -1,0 +1,202 @@
+"""Reading outputs with human scores (for correlation with humans): the Compare page's file formats and layouts,
+plus a human-score column. Pure functions over bytes, like :mod:`bertscore_viz.files.upload` (whose table reader,
+limits and row numbering they share): every row is either kept or named by a problem.
+
+Layouts, detected from the column names:
+
+* **long** (or **plain**): one row per rated output: ``candidate`` (or hypothesis, output, ...), ``reference``
+  (or several), the human score, and optionally ``system``, ``segment_id`` and ``group`` (e.g. a language pair).
+  Without a system column every row is its own output and there is no system level.
+* **wide**: one row per segment, a ``reference`` column, one column per system and, for each system ``S``, its
+  human score in a column ``human_S`` (or ``S_human``).
+
+The human-score column is ``human`` by default; ``human_score``, ``score``, ``da``, ``z``, ``z_score``, ``rating``,
+``mqm`` and ``judgement`` are recognised too, or any column can be named. A human score must be a finite number;
+a row without one is listed and left out (never counted as 0).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+from bertscore_viz.files.upload import MAX_BYTES, MAX_CELL_CHARS, MAX_ROWS, Problem, read_table
+
+_HUMAN_RE = re.compile(r"^(human|human[ _\-]?scores?|scores?|da|z|z[ _\-]?scores?|raw[ _\-]?da|rating|mqm|"
+                       r"judge?ments?)$", re.I)
+_GROUP_RE = re.compile(r"^(group|lp|lang[ _\-]?pair|language[ _\-]?pair|domain|subset)$", re.I)
+_REF_RE = re.compile(r"^(references?|refs?|targets?|tgt|gold)([ _\-.]?\d+)?$", re.I)
+_CAND_RE = re.compile(r"^(candidate|hypothesis|hyp|output|prediction|translation|summary|cand|mt|mt[ _\-]?system)$",
+                      re.I)
+_SYS_RE = re.compile(r"^(system|system[ _\-]?name|model|sys)$", re.I)
+_ID_RE = re.compile(r"^(segment[ _\-]?id|seg[ _\-]?id|id|segment|doc[ _\-]?id)$", re.I)
+_SRC_RE = re.compile(r"^(source|src|input)$", re.I)
+_SKIP_RE = re.compile(r"^(row|index|unnamed: ?0)$", re.I)
+
+
+@dataclass(frozen=True)
+class HumanScored:
+    """Rated outputs, one entry per (output, human score).
+
+    Attributes:
+        candidates: the rated outputs; references: one non-empty list of references per output.
+        human: the human score of each output.
+        systems: the system of each output, or None (no system level).
+        groups: the group of each output (e.g. language pair), or None.
+        segment_ids: the segment of each output (the ``segment_id`` column, else the row number).
+        rows: the file row (line) each output came from, numbered as the Compare page numbers them.
+        problems: rows left out and why, and warnings.
+        layout: ``"long"``, ``"plain"`` or ``"wide"``; human_column: the column read as human scores.
+    """
+
+    candidates: list[str]
+    references: list[list[str]]
+    human: list[float]
+    systems: list[str] | None
+    groups: list[str] | None
+    segment_ids: list[str]
+    rows: list[int]
+    problems: list[Problem] = field(default_factory=list)
+    layout: str = "long"
+    human_column: str | None = None
+
+    def __len__(self) -> int:
+        return len(self.candidates)
+
+    @property
+    def ok(self) -> bool:
+        return len(self.candidates) >= 3
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+
+def _empty(problems, layout="long", human_column=None) -> HumanScored:
+    return HumanScored([], [], [], None, None, [], [], list(problems), layout, human_column)
+
+
+def _number(value) -> float | None:
+    text = value if isinstance(value, str) else ""
+    try:
+        x = float(text.strip().replace("\u2212", "-"))
+    except ValueError:
+        return None
+    return x if math.isfinite(x) else None
+
+
+def _cell(row: dict, col: str | None) -> str:
+    v = row.get(col) if col else ""
+    if isinstance(v, tuple):
+        return " ".join(v)
+    return v if isinstance(v, str) else ""
+
+
+def _refs(row: dict, cols) -> list[str]:
+    out = []
+    for c in cols:
+        v = row.get(c)
+        vals = list(v) if isinstance(v, tuple) else [v if isinstance(v, str) else ""]
+        out.extend(x for x in vals if x.strip())
+    return out
+
+
+def find_human_column(columns, human_column: str | None = None) -> str | None:
+    """The human-score column: the one named, else the first recognised name (``human``, ``score``, ...)."""
+    if human_column:
+        return human_column if human_column in columns else None
+    return next((c for c in columns if _HUMAN_RE.match(c)), None)
+
+
+def parse_human_scores(data: bytes, filename: str | None = None, human_column: str | None = None,
+                       max_bytes: int = MAX_BYTES, max_rows: int = MAX_ROWS,
+                       max_cell_chars: int = MAX_CELL_CHARS) -> HumanScored:
+    """Read a file of rated outputs; never raises for bad content: ``problems`` says what was wrong."""
+    table, problems = read_table(data, filename, max_bytes, max_rows)
+    if table is None:
+        return _empty(problems)
+    seen: dict[str, int] = {}
+    for i, c in enumerate(table.columns):
+        if c and c not in seen:
+            seen[c] = i
+    cols = list(seen)
+    rows = [{c: r[seen[c]] if seen[c] < len(r) else "" for c in cols} for r in table.rows]
+    numbers = list(table.row_numbers)
+    refs = [c for c in cols if _REF_RE.match(c)]
+    if not refs:
+        return _empty(problems + [Problem(1, None, "No reference column was found: name it 'reference' "
+                                                   "(several: reference, reference_2, ...).")])
+    cand = next((c for c in cols if _CAND_RE.match(c)), None)
+    seg = next((c for c in cols if _ID_RE.match(c)), None)
+    group = next((c for c in cols if _GROUP_RE.match(c)), None)
+    if cand is not None:
+        human = find_human_column(cols, human_column)
+        if human is None:
+            return _empty(problems + [_no_human(cols, human_column)])
+        system = next((c for c in cols if _SYS_RE.match(c)), None)
+        entries = [(row, number, cand, human, _cell(row, system) if system else None)
+                   for row, number in zip(rows, numbers)]
+        return _build(entries, refs, seg, group, problems, "long" if system else "plain", human, max_cell_chars)
+    # wide: system columns paired with human_<system> / <system>_human columns
+    pairs = []
+    for c in cols:
+        if c in refs or c in (seg, group) or _SRC_RE.match(c) or _SKIP_RE.match(c) or _HUMAN_RE.match(c):
+            continue
+        h = next((x for x in (f"human_{c}", f"{c}_human", f"human-{c}", f"{c}-human") if x in seen), None)
+        if h is not None:
+            pairs.append((c, h))
+    if not pairs:
+        return _empty(problems + [Problem(1, None, "No candidate column and no system with a human-score column was "
+                                                   "found. Give one row per rated output with columns candidate, "
+                                                   "reference and human (optionally system, segment_id, group), or "
+                                                   "one column per system S with its scores in a column human_S.")])
+    entries = [(row, number, s, h, s) for row, number in zip(rows, numbers) for s, h in pairs]
+    return _build(entries, refs, seg, group, problems, "wide", ", ".join(h for _, h in pairs), max_cell_chars)
+
+
+def _no_human(cols, asked: str | None) -> Problem:
+    if asked:
+        return Problem(1, asked, f"The file has no column {asked!r} (it has {', '.join(map(repr, cols[:12]))}).")
+    return Problem(1, None, "No human-score column was found: name it 'human' (or score, da, z, rating), or name "
+                            f"the column to use (--human COLUMN). The columns are {', '.join(map(repr, cols[:12]))}.")
+
+
+def _build(entries, ref_cols, seg_col, group_col, problems, layout, human_name, max_cell) -> HumanScored:
+    problems = list(problems)
+    cands, references, human, systems, groups, seg_ids, rows = [], [], [], [], [], [], []
+    for row, number, cand_col, human_col, system in entries:
+        what = f" of system {system!r}" if layout == "wide" else ""
+        text = _cell(row, cand_col)
+        refs = _refs(row, ref_cols)
+        raw = _cell(row, human_col).strip()
+        score = _number(raw)
+        if score is None:
+            reason = "is empty" if not raw else f"is {raw[:20]!r}, not a finite number"
+            problems.append(Problem(number, human_col, f"The human score{what} {reason}; the row is left out."))
+            continue
+        if not refs:
+            problems.append(Problem(number, ", ".join(ref_cols), "The reference is empty; the row is left out."))
+            continue
+        if len(text) > max_cell or sum(map(len, refs)) > max_cell:
+            problems.append(Problem(number, cand_col, f"A cell is longer than {max_cell:,} characters; the row is "
+                                                      "left out."))
+            continue
+        if system is not None and not system.strip():
+            problems.append(Problem(number, "system", "The system name is empty; the row is left out."))
+            continue
+        if not text.strip():
+            problems.append(Problem(number, cand_col, f"Empty output{what}; scored as empty text (0).", "warning"))
+        cands.append(text)
+        references.append(refs)
+        human.append(score)
+        seg_ids.append((_cell(row, seg_col).strip() if seg_col else "") or str(number))
+        rows.append(number)
+        systems.append((system or "").strip())
+        groups.append((_cell(row, group_col).strip() or "(none)") if group_col else "")
+    if len(cands) < 3:
+        problems.append(Problem(None, None, f"{len(cands)} rated output(s) could be read; a correlation needs at "
+                                            "least 3."))
+    has_systems = layout in ("long", "wide")
+    return HumanScored(cands, references, human, systems if has_systems else None, groups if group_col else None,
+                       seg_ids, rows, problems, layout, human_name)

@@ -1,0 +1,107 @@
+"""Issue 22: reading rated outputs, and BERTScore / chrF / BLEU correlated with human scores from one model pass."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sacrebleu
+from scipy import stats
+
+from bertscore_viz.comparison.human_agreement import run_agreement
+from bertscore_viz.engine.scorer import Scorer
+from bertscore_viz.files.human_scores import parse_human_scores
+from bertscore_viz.locations import EXAMPLES_DIR
+from bertscore_viz.rescaling.layers import read_da, tune_layers
+
+LONG = ("system,segment_id,candidate,reference,human,lp\n"
+        "A,1,The cat sat on the mat.,A cat sat on the mat.,0.9,de-en\n"
+        "B,1,Dogs bark at night.,A cat sat on the mat.,-0.5,de-en\n"
+        "A,2,,It is cold today.,0.1,de-en\n"
+        "B,2,It is freezing today.,It is cold today.,n/a,cs-en\n"
+        "C,2,Today it is cold.,It is cold today.,,cs-en\n"
+        "C,3,He left early.,He went home early.,0.7,cs-en\n").encode()
+
+
+def test_the_long_layout_keeps_every_rated_row_and_lists_the_others():
+    rated = parse_human_scores(LONG, "rated.csv")
+    assert rated.layout == "long" and rated.human_column == "human"
+    assert rated.candidates == ["The cat sat on the mat.", "Dogs bark at night.", "", "He left early."]
+    assert rated.human == [0.9, -0.5, 0.1, 0.7]
+    assert rated.systems == ["A", "B", "A", "C"] and rated.groups == ["de-en", "de-en", "de-en", "cs-en"]
+    assert rated.rows == [2, 3, 4, 7] and rated.segment_ids == ["1", "1", "2", "3"]
+    errors = {p.row: p.problem for p in rated.errors}
+    assert set(errors) == {5, 6}
+    assert "'n/a', not a finite number" in errors[5] and "is empty" in errors[6]
+    assert any(p.row == 4 and "Empty output" in p.problem for p in rated.problems if p.severity == "warning")
+
+
+def test_a_named_column_and_the_wide_layout():
+    data = ("reference,sysA,human_sysA,sysB,sysB_human,rating\n"
+            "r1,a1,0.1,b1,0.2,9\nr2,a2,,b2,0.3,9\nr3,a3,0.5,b3,nan,9\n").encode()
+    wide = parse_human_scores(data, "w.csv")
+    assert wide.layout == "wide" and wide.systems == ["sysA", "sysB", "sysB", "sysA"]
+    assert wide.candidates == ["a1", "b1", "b2", "a3"] and wide.rows == [2, 2, 3, 4]
+    plain = parse_human_scores(b"candidate,reference,rating,human\nx,y,1,2\nx2,y,2,3\nx3,y,3,1\n", "p.csv",
+                               human_column="rating")
+    assert plain.layout == "plain" and plain.human == [1.0, 2.0, 3.0] and plain.systems is None
+    missing = parse_human_scores(b"candidate,reference\nx,y\n", "m.csv")
+    assert not missing.ok and "No human-score column" in missing.errors[0].problem
+
+
+@pytest.mark.parametrize("data", [b"", b"\xff\xfe\x00\x00", b"candidate,reference,human\n" + b"x,y,1\n" * 2])
+def test_unusable_files_are_problems_not_exceptions(data):
+    rated = parse_human_scores(data, "bad.csv")
+    assert not rated.ok and rated.problems
+
+
+DA = Path(__file__).resolve().parents[2] / "data" / "wmt16-da-to-english"
+
+
+@pytest.fixture(scope="module")
+def cs_en():
+    return read_da(DA, ["cs-en"])[0]
+
+
+def test_the_built_in_example_is_the_wmt16_da_data_unchanged():
+    rated = parse_human_scores((EXAMPLES_DIR / "wmt16_da_to_english.csv").read_bytes(), "wmt16_da_to_english.csv")
+    assert not rated.problems and rated.layout == "plain"
+    sets = read_da(DA)
+    assert rated.candidates == [c for s in sets for c in s.candidates]
+    assert rated.references == [[r] for s in sets for r in s.references]
+    assert rated.human == [float(h) for s in sets for h in s.human]
+    assert rated.groups == [s.lp for s in sets for _ in s.human]
+
+
+def test_the_layer_curve_equals_tune_layers_and_the_rows_equal_scipy(cs_en):
+    scorer = Scorer()
+    report = run_agreement(scorer, list(cs_en.candidates), list(cs_en.references), cs_en.human, n_samples=50)
+    table = tune_layers([cs_en], scorer=scorer, bleu=True)
+    for layer in table.layers:
+        assert report.layers["F1"][layer] == pytest.approx(table.pearson[layer]["cs-en"], abs=1e-12)
+        assert report.layers_kendall["F1"][layer] == pytest.approx(table.kendall[layer]["cs-en"], abs=1e-12)
+    f1 = scorer.score(list(cs_en.candidates), list(cs_en.references)).f1
+    seg = report.overall.segment
+    assert seg["BERTScore-F1"].values["pearson"] == pytest.approx(stats.pearsonr(f1, cs_en.human)[0], abs=1e-9)
+    assert seg["BERTScore-F1"].values["spearman"] == pytest.approx(stats.spearmanr(f1, cs_en.human)[0], abs=1e-9)
+    assert seg["BLEU"].values["pearson"] == pytest.approx(table.pearson["sentBLEU"]["cs-en"], abs=1e-12)
+    chrf = [sacrebleu.sentence_chrf(c, [r]).score for c, r in zip(cs_en.candidates, cs_en.references)]
+    assert seg["chrF"].values["kendall"] == pytest.approx(stats.kendalltau(chrf, cs_en.human)[0], abs=1e-12)
+    assert report.best_layer == int(np.argmax(report.layers["F1"])) and report.tuned_layer == 4
+
+
+def test_idf_rescaling_and_the_json_keys(cs_en):
+    cands, refs, human = list(cs_en.candidates[:80]), list(cs_en.references[:80]), cs_en.human[:80]
+    plain = run_agreement(Scorer(), cands, refs, human, n_samples=30, sentence_metrics=False)
+    rescaled = run_agreement(Scorer(rescale_with_baseline=True), cands, refs, human, n_samples=30,
+                             sentence_metrics=False)
+    assert rescaled.overall.as_dict()["metrics"] == plain.overall.as_dict()["metrics"]  # linear: the same
+    idf = run_agreement(Scorer(idf=True), cands, refs, human, n_samples=30, sentence_metrics=False)
+    idf_f1 = Scorer(idf=True).score(cands, refs).f1
+    assert idf.overall.segment["BERTScore-F1"].values["pearson"] == pytest.approx(stats.pearsonr(idf_f1, human)[0])
+    d = json.loads(json.dumps(idf.as_dict()))
+    assert set(d) >= {"n_pairs", "metrics", "layers", "lead", "dropped", "signature"}
+    assert set(d["metrics"]["BERTScore-F1"]["segment"]) >= {"pearson", "spearman", "kendall", "ci95"}
+    assert "_idf_" in d["signature"] and len(d["layers"]["F1"]) == 7
