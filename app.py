@@ -33,6 +33,7 @@ PAGES = [
     ("app_pages/inspect.py", "Inspect a pair", ":material/search:"),
     ("app_pages/compare.py", "Compare systems", ":material/leaderboard:"),
     ("app_pages/baselines.py", "Baselines and layers", ":material/tune:"),
+    ("app_pages/agreement.py", "Agreement with humans", ":material/thumbs_up_down:"),
 ]
 
 nav = st.navigation([st.Page(str(HERE / path), title=title, icon=icon)

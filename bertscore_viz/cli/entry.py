@@ -1,4 +1,5 @@
-"""Command line: ``python -m bertscore_viz score|show|baseline|tune-layers|models`` (also the ``bertscore-viz`` script).
+"""Command line: ``python -m bertscore_viz score|show|baseline|tune-layers|correlate|models`` (also the
+``bertscore-viz`` script).
 
 ``score`` takes bert-score's flags (``-c``, ``-r``, ``-m``, ``-l``, ``--lang``, ``--idf``, ``--rescale_with_baseline``,
 ``--baseline_path``, ``-b``, ``-s``) and prints in its format: ``{signature} P: ... R: ... F1: ...`` and, with
@@ -102,6 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-bleu", action="store_true", help="skip the sentence-BLEU comparison row")
     p.add_argument("-o", "--output", default=None, help="write the table as TSV here (.md and .json beside it)")
     p.set_defaults(func=lambda a: _lazy("bertscore_viz.cli.commands", "run_tune_layers_cli")(a))
+
+    _lazy("bertscore_viz.cli.correlate", "add_parser")(sub)  # correlate: agreement with human scores
 
     p = sub.add_parser("models", help="the model catalog: list, install an offline model, print its path")
     p.add_argument("action", choices=["list", "install", "path"])

@@ -80,6 +80,39 @@ def _num(v: float) -> float | None:
     return None if v is None or not math.isfinite(v) else round(float(v), 6)
 
 
+@dataclass(frozen=True)
+class LayerScores:
+    """Every layer's raw P, R, F1 of every output, from one model pass, and what a report needs of the scorer.
+
+    Attributes:
+        values: ``(n_layers, 3, n)`` raw P, R, F1; warnings: the engine's warnings per layer.
+        signature: ``{layer: signature text}``; idf: whether idf weighting was used; tuned_layer: the model's
+            default layer (None if unknown).
+    """
+
+    values: np.ndarray
+    warnings: dict
+    signature: dict
+    idf: bool
+    tuned_layer: int | None
+
+    @property
+    def n_layers(self) -> int:
+        return int(self.values.shape[0])
+
+
+def layer_scores(scorer, candidates, references, progress: ProgressFn | None = None) -> LayerScores:
+    """One model pass (``match(..., layers="all", keep="scores")``): every layer's raw P/R/F1 of every output."""
+    stats = scorer.match(candidates, references, layers="all", keep="scores", progress=progress)
+    values, warnings, signature = [], {}, {}
+    for layer in stats.layers:
+        res = scorer.result(stats, layer=layer, baseline=None)
+        values.append(np.stack([res.raw_precision, res.raw_recall, res.raw_f1]))
+        warnings[layer] = list(res.warnings)
+        signature[layer] = str(res.signature)
+    return LayerScores(np.stack(values), warnings, signature, scorer.idf, scorer.spec.default_layer)
+
+
 def run_agreement(scorer, candidates, references, human, systems=None, groups=None,
                   n_samples: int = DEFAULT_SAMPLES, seed: int | None = DEFAULT_SEED,
                   sentence_metrics: bool = True, progress: ProgressFn | None = None) -> AgreementReport:
@@ -93,25 +126,27 @@ def run_agreement(scorer, candidates, references, human, systems=None, groups=No
         progress: ``progress(done, total)`` in sentences embedded.
     """
     candidates, references = normalize_inputs(candidates, references)
+    if np.asarray(human).shape != (len(candidates),):
+        raise InputError(f"Expected one human score per output: {len(candidates)} outputs, "
+                         f"{np.asarray(human).size} scores.")
+    scores = layer_scores(scorer, candidates, references, progress)
+    sentence = sentence_metric_scores(candidates, references) if sentence_metrics else {}
+    return report_at(scores, scorer.layer, human, systems, groups, sentence, n_samples, seed)
+
+
+def report_at(scores: LayerScores, layer: int, human, systems=None, groups=None, sentence: dict | None = None,
+              n_samples: int = DEFAULT_SAMPLES, seed: int | None = DEFAULT_SEED) -> AgreementReport:
+    """The report for one layer from scores already computed (no model pass): another layer costs only the
+    bootstrap."""
     human = np.asarray(human, dtype=np.float64)
-    if human.shape != (len(candidates),):
-        raise InputError(f"Expected one human score per output: {len(candidates)} outputs, {human.size} scores.")
-    stats = scorer.match(candidates, references, layers="all", keep="scores", progress=progress)
-    per_layer = []
-    warnings: list[str] = []
-    for layer in stats.layers:
-        res = scorer.result(stats, layer=layer, baseline=None)
-        per_layer.append(np.stack([res.raw_precision, res.raw_recall, res.raw_f1]))
-        if layer == scorer.layer:
-            warnings = list(res.warnings)
-    chosen = per_layer[stats.layers.index(scorer.layer)]
-    metrics = dict(zip(BERTSCORE_METRICS, chosen))
-    if sentence_metrics:
-        metrics.update(sentence_metric_scores(candidates, references))
+    if not 0 <= layer < scores.n_layers:
+        raise InputError(f"Layer {layer} was not computed (layers 0 to {scores.n_layers - 1}).")
+    metrics = dict(zip(BERTSCORE_METRICS, scores.values[layer]))
+    metrics.update(sentence or {})
     overall = agreement(metrics, human, systems, n_samples, seed)
     finite = np.isfinite(human)
     layers, layers_k = {"P": [], "R": [], "F1": []}, {"P": [], "R": [], "F1": []}
-    for values in per_layer:
+    for values in scores.values:
         for k, name in enumerate(("P", "R", "F1")):
             ok = finite & np.isfinite(values[k])
             layers[name].append(correlation(values[k][ok], human[ok], "pearson"))
@@ -123,9 +158,9 @@ def run_agreement(scorer, candidates, references, human, systems=None, groups=No
         g = np.asarray(groups, dtype=object)
         for name in sorted(set(groups)):
             mask = g == name
-            sub = {k: v[mask] for k, v in metrics.items()}
+            sub = {k: np.asarray(v)[mask] for k, v in metrics.items()}
             subsys = None if systems is None else np.asarray(systems, dtype=object)[mask]
             by_group[name] = agreement(sub, human[mask], subsys, n_samples, seed)
-    return AgreementReport(overall, by_group, layers, layers_k, scorer.layer, scorer.spec.default_layer, best,
-                           metrics, human, None if systems is None else list(systems),
-                           None if groups is None else list(groups), str(scorer.signature), scorer.idf, warnings)
+    return AgreementReport(overall, by_group, layers, layers_k, layer, scores.tuned_layer, best, metrics, human,
+                           None if systems is None else list(systems), None if groups is None else list(groups),
+                           scores.signature[layer], scores.idf, scores.warnings[layer])

@@ -29,6 +29,8 @@ KEPT_EXACT = frozenset({
     "cmp_tab",
     # Baselines: the corpus sampling settings
     "bl_max_words", "bl_pairs", "bl_seed",
+    # Agreement with humans: the human column, the bootstrap, the scatter's metric and colours, the figure format
+    "agr_human", "agr_resamples", "agr_seed", "agr_metric", "agr_colour", "agr_fig_fmt",
 })
 #: Kept page widgets whose key has a per-pair or per-file part (``fkey`` = 16 hex digits of the file's hash).
 KEPT_PATTERNS = (

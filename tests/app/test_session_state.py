@@ -30,6 +30,9 @@ BASELINE = ("LAYER,P,R,F\n" + "".join(f"{i},0.{i + 1},0.{i + 1},0.{i + 1}\n" for
 CORPUS = "\n".join(f"Sentence number {i} is about {w} and nothing else." for i, w in
                    enumerate(["cats", "rain", "trains", "music", "bread", "rivers", "stars", "paint", "chess",
                               "tea", "boats", "snow"])).encode()
+RATED = ("system,candidate,reference,human,group\n" + "".join(
+    f"s{i % 3},Sentence {i} is about {w}.,A sentence about {w} and more.,{i % 5},g{i % 2}\n"
+    for i, w in enumerate(["cats", "rain", "trains", "music", "bread", "rivers", "stars", "paint", "chess"]))).encode()
 TYPED = "A typed candidate that must survive a visit to Compare."
 #: The sidebar is drawn on every run: its widgets need no carrying over.
 SIDEBAR = {"model_choice", "model_other", "idf", "rescale", "lang"}
@@ -109,13 +112,18 @@ def test_every_widget_the_pages_draw_is_kept_exactly_when_it_may_be_written(nav,
     at.button(key="bl_compute").click().run()
     at.run()
     assert not at.exception, at.exception
+    go(at, "agreement.py")
+    at.session_state["agreement_input"] = {"name": "rated.csv", "data": RATED, "origin": "upload"}
+    at.run()
+    assert not at.exception, at.exception
     fixed = {k for k, allowed in writes.items() if False in allowed}
     assert {"bl_keep", "bl_compute", "bl_download_tsv", "cmp_file", "cmp_load_example", "cmp_forget",
             "inspect_add_ref", "inspect_dl_heatmap_png", "compare_a_dl_json"} <= fixed  # the walk saw them
     assert not [k for k in fixed if state.is_kept(k)], "a kept widget Streamlit does not let a program set"
     settable = {k for k, allowed in writes.items() if allowed == {True}}
     page_widgets = {k for k in settable if k not in SIDEBAR and not k.startswith("layer::")}
-    assert {"inspect_view", "compare_b_view", "cmp_tab", f"cmp_baseline_{EX}", "bl_seed"} <= page_widgets
+    assert {"inspect_view", "compare_b_view", "cmp_tab", f"cmp_baseline_{EX}", "bl_seed", "agr_metric",
+            "agr_resamples"} <= page_widgets
     forgotten = sorted(k for k in page_widgets if not state.is_kept(k) and k not in NOT_KEPT)
     assert not forgotten, f"page widgets whose value would be lost on another page: {forgotten}"
 

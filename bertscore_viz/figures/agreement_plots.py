@@ -1,0 +1,129 @@
+"""Figures of agreement with human scores (no Streamlit): the correlation-by-layer curve and the scatter of a
+metric against the human scores. Plotly for the page, matplotlib for PNG/SVG/PDF downloads (no kaleido).
+
+User text (the outputs, shown on hover) is HTML-escaped, as in :mod:`bertscore_viz.figures.plots`.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+
+import numpy as np
+
+LAYER_COLORS = {"P": "#4c78a8", "R": "#f58518", "F1": "#54a24b"}
+#: Points drawn on the scatter; above, an even sample (the statistics always use every point).
+MAX_SCATTER_POINTS = 5000
+#: Characters of an output shown in a hover.
+HOVER_CHARS = 160
+
+
+def layer_curve_figure(layers: dict, layer: int, tuned: int | None, best: int | None, title: str | None = None):
+    """Segment-level Pearson of P, R and F1 at every layer, with the current, tuned and best layers marked."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    xs = list(range(len(layers["F1"])))
+    for name, values in layers.items():
+        ys = [np.nan if v is None else v for v in values]
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines+markers", name=f"BERTScore-{name}",
+                                 line={"color": LAYER_COLORS.get(name)},
+                                 hovertemplate=f"layer %{{x}}<br>{name} Pearson %{{y:.4f}}<extra></extra>"))
+    marks = [(layer, "current", "dash", "#333333"), (tuned, "tuned", "dot", "#7f7f7f"),
+             (best, "best here", "dashdot", "#2ca02c")]
+    for k, (x, label, dash, color) in enumerate(marks):
+        if x is None:
+            continue
+        fig.add_vline(x=x, line_dash=dash, line_color=color,
+                      annotation_text=f"{label}: L{x}", annotation_position="top",
+                      annotation_yshift=-16 * k)
+    fig.update_layout(title=title or "Segment-level Pearson with the human scores, by layer",
+                      xaxis_title="layer (0 = embeddings)", yaxis_title="Pearson r", height=380,
+                      margin={"t": 90, "l": 60, "r": 20, "b": 50}, legend={"orientation": "h", "y": -0.25},
+                      xaxis={"dtick": 1})
+    return fig
+
+
+def _sample(n: int, limit: int = MAX_SCATTER_POINTS) -> np.ndarray:
+    return np.arange(n) if n <= limit else np.linspace(0, n - 1, limit).round().astype(int)
+
+
+def scatter_figure(metric: str, values, human, candidates=None, references=None, colour_by=None,
+                   title: str | None = None):
+    """Each output as a point (metric score, human score); hover shows its text; coloured by system or group."""
+    import plotly.graph_objects as go
+
+    values, human = np.asarray(values, dtype=np.float64), np.asarray(human, dtype=np.float64)
+    idx = _sample(len(values))
+    fig = go.Figure()
+    groups = np.asarray(colour_by, dtype=object)[idx] if colour_by is not None else np.full(len(idx), "", object)
+    for g in dict.fromkeys(groups.tolist()):
+        sel = idx[groups == g]
+        text = None
+        if candidates is not None:
+            text = [f"{html.escape(_short(candidates[i]))}<br><i>ref:</i> {html.escape(_short(references[i][0]))}"
+                    if references is not None else html.escape(_short(candidates[i])) for i in sel]
+        fig.add_trace(go.Scattergl(x=values[sel], y=human[sel], mode="markers", name=html.escape(str(g)) or metric,
+                                   marker={"size": 5, "opacity": 0.6}, text=text,
+                                   hovertemplate=f"{html.escape(metric)} %{{x:.4f}}<br>human %{{y:.3f}}<br>"
+                                                 "%{text}<extra></extra>" if text else None))
+    shown = "" if len(idx) == len(values) else f" ({len(idx):,} of {len(values):,} points drawn)"
+    fig.update_layout(title=(title or f"{html.escape(metric)} against the human scores") + shown,
+                      xaxis_title=html.escape(metric), yaxis_title="human score", height=460,
+                      showlegend=colour_by is not None, margin={"t": 60, "l": 60, "r": 20, "b": 50})
+    return fig
+
+
+def _short(text: str) -> str:
+    text = str(text)
+    return text if len(text) <= HOVER_CHARS else text[: HOVER_CHARS - 1] + "…"
+
+
+def layer_curve_image(layers: dict, layer: int, tuned: int | None, best: int | None, fmt: str = "png") -> bytes:
+    """The layer curve with matplotlib (PNG, SVG or PDF), math text off."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7, 3.6), dpi=150)
+    ax = fig.add_subplot()
+    xs = list(range(len(layers["F1"])))
+    for name, values in layers.items():
+        ax.plot(xs, [np.nan if v is None else v for v in values], marker="o", color=LAYER_COLORS.get(name),
+                label=f"BERTScore-{name}")
+    for x, label, style in ((layer, "current", "--"), (tuned, "tuned", ":"), (best, "best here", "-.")):
+        if x is not None:
+            ax.axvline(x, linestyle=style, color="#555555", linewidth=1)
+            ax.annotate(f"{label}: L{x}", (x, 1.0), xycoords=("data", "axes fraction"), rotation=90, va="top",
+                        ha="right", fontsize=7, color="#555555")
+    ax.set_xlabel("layer (0 = embeddings)")
+    ax.set_ylabel("Pearson r")
+    ax.set_xticks(xs)
+    ax.set_title("Segment-level Pearson with the human scores, by layer", fontsize=10)
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format=fmt)
+    return buf.getvalue()
+
+
+def scatter_image(metric: str, values, human, fmt: str = "png") -> bytes:
+    """The scatter with matplotlib (PNG, SVG or PDF); no text of the outputs (they stay on the page)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    values, human = np.asarray(values, dtype=np.float64), np.asarray(human, dtype=np.float64)
+    idx = _sample(len(values))
+    fig = Figure(figsize=(5.5, 4.5), dpi=150)
+    ax = fig.add_subplot()
+    ax.scatter(values[idx], human[idx], s=6, alpha=0.5, color="#4c78a8")
+    ax.set_xlabel(metric.replace("$", r"\$"))
+    ax.set_ylabel("human score")
+    ax.set_title(f"{metric} against the human scores".replace("$", r"\$"), fontsize=10)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format=fmt)
+    return buf.getvalue()
