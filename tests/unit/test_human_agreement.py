@@ -105,3 +105,32 @@ def test_idf_rescaling_and_the_json_keys(cs_en):
     assert set(d) >= {"n_pairs", "metrics", "layers", "lead", "dropped", "signature"}
     assert set(d["metrics"]["BERTScore-F1"]["segment"]) >= {"pearson", "spearman", "kendall", "ci95"}
     assert "_idf_" in d["signature"] and len(d["layers"]["F1"]) == 7
+
+
+def test_the_cli_prints_the_table_and_exits_2_on_nothing_to_correlate(tmp_path, capsys):
+    from bertscore_viz.cli.entry import main
+
+    good = tmp_path / "rated.csv"
+    good.write_bytes(LONG.replace(b"n/a", b"0.3").replace(b",,cs-en", b",0.2,cs-en"))
+    assert main(["correlate", "--input", str(good), "--resamples", "50", "--no-sentence-metrics"]) == 0
+    out = capsys.readouterr()
+    assert "BERTScore-F1" in out.out and "Pearson [95% CI]" in out.out and "F1 Pearson by layer: L0" in out.out
+    assert "warning: rated.csv: row 4: Empty output" in out.err
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes(b"candidate,reference,human\nx,y,\n")
+    assert main(["correlate", "--input", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "Nothing to correlate in bad.csv" in err and "row 2: The human score is empty" in err
+    assert main(["correlate", "--input", str(tmp_path)]) == 2
+    assert "is a directory" in capsys.readouterr().err
+
+
+def test_another_layer_from_the_same_pass_equals_a_scorer_at_that_layer(cs_en):
+    from bertscore_viz.comparison.human_agreement import layer_scores, report_at
+
+    cands, refs, human = list(cs_en.candidates[:50]), list(cs_en.references[:50]), cs_en.human[:50]
+    scores = layer_scores(Scorer(), cands, refs)
+    at2 = report_at(scores, 2, human, n_samples=20)
+    direct = run_agreement(Scorer(layer=2), cands, refs, human, n_samples=20, sentence_metrics=False)
+    assert at2.overall.as_dict()["metrics"] == direct.overall.as_dict()["metrics"]
+    assert at2.signature == direct.signature and "_L2_" in at2.signature
