@@ -18,7 +18,7 @@ import pandas as pd
 import streamlit as st
 
 from bertscore_viz.comparison import compare, results_file
-from bertscore_viz.comparison.significance import format_p
+from bertscore_viz.comparison.significance import format_p, resamples_for
 from bertscore_viz.errors import BertScoreVizError
 from bertscore_viz.files import upload
 from bertscore_viz.files.export import safe_csv, to_json
@@ -240,7 +240,19 @@ def _significance(comparison: compare.Comparison, metric: str, correction: str |
     k = (id(comparison), metric, correction)
     hit = state.significance.get(k)
     if hit is None or hit[0] is not comparison:
-        hit = (comparison, compare.significance(comparison, None, metric, correction=correction))
+        n_samples = resamples_for(len(comparison.results), len(next(iter(comparison.results.values())).f1),
+                                  correction)
+        bar = st.progress(0.0, text=f"Bootstrap: {n_samples:,} resamples…") if n_samples > 5000 else None
+
+        def progress(done: int, total: int) -> None:
+            bar.progress(min(1.0, done / max(total, 1)), text=f"Bootstrap: {done:,} / {total:,} resamples")
+
+        try:
+            hit = (comparison, compare.significance(comparison, None, metric, n_samples=n_samples,
+                                                    correction=correction, progress=progress if bar else None))
+        finally:
+            if bar is not None:
+                bar.empty()
         state.put_significance(k, hit)
     sig = hit[1]
     return sig if baseline is None else sig.rebase(baseline)
@@ -281,16 +293,19 @@ def _answer(comparison: compare.Comparison, sig, scale: str) -> None:
                      "better (paired bootstrap, p < 0.05) than every system of each lower cluster; systems "
                      "inside a cluster are not separated. The number after a name counts the systems it is "
                      "significantly better than. Details in the Significance tab.")
-    st.caption(escape_markdown(sig.comparisons_note()))
+    st.caption(escape_markdown(sig.comparisons_note() + " " + sig.resolution_note()))
     c1, c2, c3, c4 = st.columns(4)
+    # the lead is green only when it is significant: a non-significant lead is shown without colour
     c1.metric(f"Best {sig.metric}", f"{head['score']:.4f}",
-              delta=None if head["margin"] is None else f"+{head['margin']:.4f} vs 2nd", delta_color="normal")
+              delta=None if head["margin"] is None else f"+{head['margin']:.4f} vs 2nd",
+              delta_color="normal" if head["significant"] else "off",
+              help=None if head["significant"] else "The lead over the 2nd system is not significant.")
     c2.metric("95% CI (half-width)", f"±{(head['ci_high'] - head['ci_low']) / 2:.4f}")
     family = sig.family_text()
-    c3.metric("p (best vs 2nd" + (f"; {family}" if family else "") + ")",
-              "—" if head["p"] is None else format_p(head["p"]),
-              help="The paired-bootstrap p of the best and the 2nd system: the same p this pair has in the "
-                   "Significance tab's sentences and matrix. " + escape_markdown(sig.comparisons_note()))
+    c3.metric("p, best vs 2nd", "—" if head["p"] is None else format_p(head["p"]),
+              help="The paired-bootstrap p of the best and the 2nd system" + (f" ({family})" if family else "")
+                   + ": the same p this pair has in the Significance tab's sentences and matrix. "
+                   + escape_markdown(sig.comparisons_note()))
     c4.metric("Systems x segments", f"{len(comparison.results)} x {len(next(iter(comparison.results.values())))}")
 
 
@@ -341,7 +356,9 @@ def _significance_tab(comparison, fkey: str, systems: list[str], correction: str
     sig = _significance(comparison, metric, correction, base)
     st.caption(f"Paired bootstrap resampling as sacrebleu does it: {sig.n_samples:,} resamples, seed "
                f"{sig.seed}, p = (c + 1) / (n + 1). p < {sig.alpha:g} counts as significant. "
-               + escape_markdown(sig.comparisons_note()))
+               + escape_markdown(sig.comparisons_note() + " " + sig.resolution_note())
+               + (" Under Holm the resamples follow the number of systems, so that a difference can reach "
+                  "significance (without correction: sacrebleu's 1,000)." if correction == "holm" else ""))
     st.markdown("\n".join("- " + escape_markdown(r.sentence(metric, sig.alpha)) for r in sig.versus_baseline))
     if len(systems) > 1:
         st.markdown(f"**Clusters** ({metric}): {_ranking_line(sig)}")

@@ -18,7 +18,6 @@ from typing import Callable, Sequence
 import numpy as np
 
 from bertscore_viz.comparison.significance import (
-    DEFAULT_SAMPLES,
     DEFAULT_SEED,
     Significance,
     analyse,
@@ -166,18 +165,20 @@ def results_for(scorer: Scorer, cstats: ComparisonStats, layer: int | None = Non
 
 # --- tables -------------------------------------------------------------------------------------------------------
 def significance(comparison: Comparison, baseline: str | None = None, metric: str = "F1",
-                 n_samples: int = DEFAULT_SAMPLES, seed: int | None = DEFAULT_SEED,
-                 correction: str | None = None) -> Significance:
+                 n_samples: int | None = None, seed: int | None = DEFAULT_SEED,
+                 correction: str | None = None, progress=None) -> Significance:
     """Bootstrap intervals, paired tests and WMT-style clusters of the systems on one metric.
 
     ``baseline`` defaults to the top-ranked system; ``correction="holm"`` adjusts the p values for the number
-    of comparisons (see :func:`bertscore_viz.comparison.significance.analyse`).
+    of comparisons (see :func:`bertscore_viz.comparison.significance.analyse`). ``n_samples``: default
+    sacrebleu's 1,000 without correction, and under Holm as many as the number of systems needs
+    (:func:`~bertscore_viz.comparison.significance.resamples_for`).
 
     Undefined segment scores (NaN precision or recall under degenerate idf, listed in the warnings) count as 0
     here, as bert-score does for F1, so that one such segment cannot make every p value meaningless.
     """
     scores = {k: np.nan_to_num(v, nan=0.0) for k, v in comparison.scores(metric).items()}
-    return analyse(scores, baseline, metric, n_samples, seed, correction)
+    return analyse(scores, baseline, metric, n_samples, seed, correction, progress=progress)
 
 
 def system_table(comparison: Comparison, sig: Significance):

@@ -33,6 +33,7 @@ On top of the tests (pure functions, pinned by hand-computed unit tests):
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field, replace
 
@@ -44,6 +45,35 @@ DEFAULT_SAMPLES = 1000
 _BLOCK_CELLS = 2_000_000
 #: Multiple-comparison corrections offered: None (each test at alpha) or Holm's step-down.
 CORRECTIONS = (None, "holm")
+#: Under Holm, the resamples are raised until the smallest adjusted p, family / (n + 1), is this far below alpha.
+HOLM_HEADROOM = 10
+#: Ceilings of that raise: resamples, and resampled cells (resamples x segments: the bootstrap's time and memory).
+MAX_SAMPLES = 100_000
+MAX_RESAMPLED_CELLS = 300_000_000
+
+
+def resamples_for(n_systems: int, n_segments: int, correction: str | None, alpha: float = 0.05,
+                  base: int = DEFAULT_SAMPLES) -> int:
+    """How many resamples a test needs so that it can reach significance.
+
+    With ``n`` resamples no p is below ``1 / (n + 1)``; Holm multiplies the smallest of the k (k - 1) / 2 pairwise
+    p values by their number, so with 1,000 resamples and 11 or more systems (55 pairs) no pair can ever be
+    significant at 0.05. Without correction: sacrebleu's ``base`` (1,000), its numbers unchanged. Under Holm:
+    enough that ``family / (n + 1)`` is :data:`HOLM_HEADROOM` times below ``alpha``, at least ``base``, at most
+    :data:`MAX_SAMPLES` and :data:`MAX_RESAMPLED_CELLS` / segments.
+    """
+    if correction != "holm":
+        return base
+    family = max(1, n_systems * (n_systems - 1) // 2)
+    needed = 1000 * math.ceil(HOLM_HEADROOM * family / alpha / 1000)  # a round number: family / (n + 1) < the aim
+    cap = min(MAX_SAMPLES, max(base, MAX_RESAMPLED_CELLS // max(1, n_segments)))
+    return int(min(max(base, needed), cap))
+
+
+def smallest_p(n_samples: int, family: int, correction: str | None) -> float:
+    """The smallest p a test can report: ``1 / (n + 1)``, times the family size under Holm (at most 1)."""
+    p = 1.0 / (n_samples + 1)
+    return min(1.0, p * family) if correction == "holm" else p
 
 
 def natural_key(name: str) -> tuple:
@@ -88,13 +118,14 @@ def holm(p_values) -> np.ndarray:
 
 
 def bootstrap_means(scores: dict[str, np.ndarray], n_samples: int = DEFAULT_SAMPLES,
-                    seed: int | None = DEFAULT_SEED) -> dict[str, np.ndarray]:
+                    seed: int | None = DEFAULT_SEED, progress=None) -> dict[str, np.ndarray]:
     """The mean of each system's segment scores in each resample; the same resamples for every system.
 
     Args:
         scores: ``{system: (n,) segment scores}``, all of the same length ``n``.
         n_samples: number of resamples.
         seed: seed of ``numpy.random.default_rng`` (None = not reproducible).
+        progress: ``progress(done, total)`` in resamples, after each block.
 
     Returns:
         ``{system: (n_samples,) float64}``.
@@ -117,6 +148,8 @@ def bootstrap_means(scores: dict[str, np.ndarray], n_samples: int = DEFAULT_SAMP
         idx = rng.choice(n, size=(stop - start, n), replace=True)
         for k, v in arrays.items():
             out[k][start:stop] = v[idx].mean(axis=1)
+        if progress is not None:
+            progress(stop, n_samples)
     return out
 
 
@@ -377,11 +410,29 @@ class Significance:
     def standing(self, system: str) -> SystemStanding:
         return next(s for s in self.standings if s.system == system)
 
+    @property
+    def smallest_p(self) -> float:
+        """The smallest p any test here can report (see :func:`smallest_p`)."""
+        return smallest_p(self.n_samples, self.family, self.correction)
+
+    def resolution_note(self) -> str:
+        """What the number of resamples allows: the smallest p, and whether it can fall below alpha."""
+        text = f"With {self.n_samples:,} resamples no p is below {1 / (self.n_samples + 1):.2g}"
+        if self.correction == "holm" and self.family > 1:
+            text += (f"; Holm multiplies the smallest of the {self.family} p values by {self.family}, so the "
+                     f"smallest attainable adjusted p is {self.smallest_p:.2g}")
+        text += "."
+        if self.smallest_p >= self.alpha:
+            text += (f" No difference can reach p < {self.alpha:g} with these resamples, however large: the test "
+                     "cannot tell, it does not say the systems are alike.")
+        return text
+
     def comparisons_note(self) -> str:
         """How many tests were made and whether they were corrected, in one sentence."""
         k = len(self.systems)
-        text = (f"{self.n_baseline_comparisons} comparison(s) against the baseline, among the "
-                f"{self.n_pairwise_comparisons} pairwise comparison(s) of {k} systems, each at p < {self.alpha:g}")
+        text = (f"Tests made: {self.n_baseline_comparisons} against the baseline, among the "
+                f"{self.n_pairwise_comparisons} pairwise test(s) of {k} systems; a difference is called "
+                f"significant when its p < {self.alpha:g}")
         if self.correction == "holm":
             return text + (f", with Holm's correction over all {self.n_pairwise_comparisons} pairs as one family "
                            f"(family-wise error at most {self.alpha:g}; a pair has the same p "
@@ -454,8 +505,8 @@ def _versus(names, baseline: str, means: dict, matrix: np.ndarray, raw: np.ndarr
 
 
 def analyse(scores: dict[str, np.ndarray], baseline: str | None = None, metric: str = "F1",
-            n_samples: int = DEFAULT_SAMPLES, seed: int | None = DEFAULT_SEED, correction: str | None = None,
-            alpha: float = 0.05) -> Significance:
+            n_samples: int | None = DEFAULT_SAMPLES, seed: int | None = DEFAULT_SEED, correction: str | None = None,
+            alpha: float = 0.05, progress=None) -> Significance:
     """Confidence intervals, tests against ``baseline`` and all pairs, clusters; systems ordered by score.
 
     Args:
@@ -463,6 +514,9 @@ def analyse(scores: dict[str, np.ndarray], baseline: str | None = None, metric: 
         baseline: default the top-ranked system.
         correction: None, or ``"holm"`` to adjust the p values over the family of the k (k - 1) / 2 pairs (the
             tests against the baseline are among them and read the same adjusted p).
+        n_samples: resamples; None = :func:`resamples_for` (1,000 uncorrected; under Holm as many as the family
+            needs to be able to reach ``alpha``, within a ceiling).
+        progress: ``progress(done, total)`` in resamples.
     """
     if correction not in CORRECTIONS:
         raise ValueError(f"Unknown correction {correction!r}; use one of {list(CORRECTIONS)}.")
@@ -474,7 +528,9 @@ def analyse(scores: dict[str, np.ndarray], baseline: str | None = None, metric: 
     baseline = names[0] if baseline is None else baseline
     if baseline not in scores:
         raise ValueError(f"Unknown baseline system {baseline!r}; have {list(names)}.")
-    samples = bootstrap_means(arrays, n_samples, seed)
+    if n_samples is None:
+        n_samples = resamples_for(len(arrays), max((len(v) for v in arrays.values()), default=0), correction, alpha)
+    samples = bootstrap_means(arrays, n_samples, seed, progress)
     intervals = tuple(SystemInterval(k, means[k], *percentile_ci(samples[k])) for k in names)
     k = len(names)
     raw = np.ones((k, k))

@@ -87,7 +87,7 @@ def test_example_answers_first_and_lists_every_system(example):
     assert "★ best" in list(table["Best"])
     assert list(table["System"]) == ["literal", "errors", "drops_content", "paraphrase"]  # by F1
     text = _texts(at)
-    assert "3 comparison(s) against the baseline, among the 6 pairwise" in text.replace("\\", "")
+    assert "Tests made: 3 against the baseline, among the 6 pairwise" in text.replace("\\", "")
     assert "literal is better than errors on F1: literal − errors = +" in text.replace("\\", "")
     assert "significant, p = 0.001, uncorrected, one of 6 comparisons." in head
     _tab(at, "Segments")
@@ -254,22 +254,23 @@ def test_rescaled_numbers_with_a_session_baseline():
 
 # --- one p per pair, named with its family ---------------------------------------------------------------------------
 def test_holm_gives_a_pair_one_p_everywhere_and_names_its_family(example):
-    """With Holm on, best vs 2nd (literal, errors; raw p 0.001) is adjusted over the 6 pairs: 0.006 in the answer,
-    its metric, the Significance sentence and the matrix (over the 3 tests against the baseline it would read 0.003
-    in the sentence while the answer said 0.006)."""
+    """With Holm on, the resamples follow the 6 pairs (2,000: the smallest adjusted p, 6 / 2001, is ten times below
+    0.05); best vs 2nd (literal, errors; raw p 1/2001) is adjusted over the 6 pairs: 0.003 in the answer, its
+    metric, the Significance sentence and the matrix, and the page says what the resamples allow."""
     at = _tab(example, "Significance")
     at.toggle(key=f"cmp_holm_{EXAMPLE_KEY}").set_value(True).run()
     assert not at.exception, at.exception
     head = at.success[0].value
-    assert "significant, p = 0.006, Holm-adjusted over 6 comparisons." in head
-    metric = next(m for m in at.metric if m.label.startswith("p (best vs 2nd"))
-    assert metric.label == "p (best vs 2nd; Holm-adjusted over 6 comparisons)" and metric.value == "0.006"
+    assert "significant, p = 0.003, Holm-adjusted over 6 comparisons." in head
+    metric = next(m for m in at.metric if m.label == "p, best vs 2nd")
+    assert metric.value == "0.003" and "Holm-adjusted over 6 comparisons" in metric.help
     text = _texts(at).replace("\\", "")
-    assert "literal is better than errors on F1: literal − errors = +0.1237 (p = 0.006, Holm-adjusted over 6 " \
+    assert "literal is better than errors on F1: literal − errors = +0.1237 (p = 0.003, Holm-adjusted over 6 " \
            "comparisons)" in text
     matrix = _frame_with(at, "literal")
-    assert matrix.loc["literal", "errors"] == pytest.approx(6 / 1001)
+    assert matrix.loc["literal", "errors"] == pytest.approx(6 / 2001)
     assert "with Holm's correction over all 6 pairs as one family" in text
+    assert "2,000 resamples" in text and "smallest attainable adjusted p is 0.003" in text
     at.toggle(key=f"cmp_holm_{EXAMPLE_KEY}").set_value(False).run()
     assert "literal − errors = +0.1237 (p = 0.001, uncorrected, one of 6 comparisons)" in _texts(at).replace("\\", "")
 

@@ -239,8 +239,10 @@ def test_the_headline_p_is_the_pairs_p_everywhere_with_its_family(scorer, run):
     head = compare.headline(comparison, sig)
     best, second = head["best"], head["runner_up"]
     sentence = next(r for r in sig.versus_baseline if r.system == second)
-    assert head["p"] == sentence.p == sig.pair(best, second) == pytest.approx(6 / 1001)  # raw 1/1001, 6 pairs
-    assert head["p_text"] == "p = 0.006, Holm-adjusted over 6 comparisons" and head["p_text"] in head["sentence"]
+    # under Holm the resamples follow the family (6 pairs: 2,000, so that 6 / 2001 < 0.05 / 10): raw 1/2001
+    assert sig.n_samples == 2000
+    assert head["p"] == sentence.p == sig.pair(best, second) == pytest.approx(6 / 2001)
+    assert head["p_text"] == "p = 0.003, Holm-adjusted over 6 comparisons" and head["p_text"] in head["sentence"]
     assert head["p_text"] in sentence.sentence()
     data = compare.to_jsonable(upload.parse_upload(EXAMPLE.read_bytes(), EXAMPLE.name), comparison, sig,
                                with_segments=False)

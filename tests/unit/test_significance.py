@@ -222,7 +222,7 @@ def test_analyse_orders_by_score_defaults_to_the_top_and_counts_comparisons(data
     assert res.systems[0] == "B" and res.baseline == "B"
     assert [i.system for i in res.intervals] == list(res.systems)
     assert res.n_baseline_comparisons == 2 and res.n_pairwise_comparisons == 3
-    assert "2 comparison(s) against the baseline, among the 3 pairwise comparison(s) of 3 systems" in \
+    assert "Tests made: 2 against the baseline, among the 3 pairwise test(s) of 3 systems" in \
         res.comparisons_note()
     assert res.clusters[0].systems == ("B",) and res.standing("B").wins == 2
     for r in res.versus_baseline:
@@ -284,3 +284,37 @@ def test_unequal_lengths_and_unknown_baseline_are_errors():
         bootstrap_means({"A": np.ones(3), "B": np.ones(4)})
     with pytest.raises(ValueError, match="Unknown baseline"):
         analyse({"A": np.ones(3)}, baseline="Z")
+
+
+def test_holm_over_sixteen_systems_can_find_differences_with_the_resamples_it_needs():
+    """Issue 23: with 1,000 resamples the smallest p is 1/1001 and Holm over 120 pairs made it 0.120, so no pair of
+    16 systems could ever differ. The resamples now follow the family (24,000 here) and the clear differences
+    (uncorrected p = 0.001 at 1,000 resamples) survive the correction."""
+    from bertscore_viz.comparison.significance import resamples_for
+
+    rng = np.random.default_rng(1)
+    base = rng.normal(0.6, 0.08, size=100)
+    scores = {f"M{i:02d}": base + 0.01 * i + rng.normal(0, 0.01, size=100) for i in range(16)}
+    plain = analyse(scores)
+    assert plain.n_samples == 1000 and plain.pair("M15", "M00") == pytest.approx(1 / 1001)
+    trapped = analyse(scores, correction="holm", n_samples=1000)
+    assert trapped.matrix.min() == pytest.approx(120 / 1001) and sum(s.wins for s in trapped.standings) == 0
+    assert "No difference can reach p < 0.05" in trapped.resolution_note()
+    holm_res = analyse(scores, correction="holm", n_samples=None)
+    assert holm_res.n_samples == resamples_for(16, 100, "holm") == 24_000
+    assert holm_res.smallest_p == pytest.approx(120 / 24_001)
+    assert "No difference can reach" not in holm_res.resolution_note()
+    assert holm_res.pair("M15", "M00") < 0.05 and sum(s.wins for s in holm_res.standings) > 50
+    survived = [(a, b) for a in holm_res.systems for b in holm_res.systems
+                if a < b and holm_res.pair(a, b) < 0.05]
+    assert all(plain.pair(a, b) < 0.05 for a, b in survived)  # Holm never adds a difference
+
+
+@pytest.mark.parametrize("k, n, correction, expected", [
+    (4, 100, None, 1000), (16, 100, None, 1000), (4, 100, "holm", 2000), (3, 100, "holm", 1000),
+    (16, 20_000, "holm", 15_000), (200, 100, "holm", 100_000),
+])
+def test_resamples_follow_the_family_within_the_ceilings(k, n, correction, expected):
+    from bertscore_viz.comparison.significance import resamples_for
+
+    assert resamples_for(k, n, correction) == expected
