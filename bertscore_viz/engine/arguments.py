@@ -10,6 +10,7 @@ otherwise be true).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from collections.abc import Iterable
@@ -154,3 +155,9 @@ def check_model_name(model) -> None:
         return
     raise ModelError(f"model must be a model name or a directory path (a string), got {type(model).__name__} "
                      f"{shorten(model)}. Leave it unset for the bundled model.")
+
+
+def corpus_tag(sentences: list[str]) -> str:
+    """``corpus-{n}-{sha8}``: how a signature names idf computed from these sentences (order and content count)."""
+    digest = hashlib.sha256("\n".join(sentences).encode("utf-8")).hexdigest()[:8]
+    return f"corpus-{len(sentences)}-{digest}"

@@ -138,7 +138,8 @@ def parse_baseline(text: str, source: str = "<text>") -> BaselineTable:
     if "\x00" in text:
         raise BaselineError(f"The baseline {source} holds NUL bytes: it is not a text file.")
     try:  # line ends \n, \r\n or \r, as pandas (bert-score's reader) takes them
-        rows = [r for r in csv.reader(io.StringIO(text.lstrip("\ufeff"), newline=None)) if r and any(c.strip() for c in r)]
+        reader = csv.reader(io.StringIO(text.lstrip("\ufeff"), newline=None))
+        rows = [r for r in reader if r and any(c.strip() for c in r)]
     except csv.Error as exc:
         raise BaselineError(f"The baseline {source} is not a comma-separated table ({exc}).") from None
     if not rows:

@@ -14,7 +14,10 @@ class Signature:
     """Everything that determines a score, printed like bert-score's hash.
 
     ``{model}_L{layer}_{idf|no-idf}_version=bertscore-viz-{version}(hug_trans={transformers})``, then
-    ``-rescaled`` or ``-custom-rescaled``, then ``_fp16``/``_bf16`` when reduced precision was used.
+    ``-rescaled`` or ``-custom-rescaled``, then ``_fp16``/``_bf16`` when reduced precision was used. When idf
+    came from other sentences than the scored references (a corpus given with ``idf_sentences``), ``idf`` reads
+    ``idf-corpus-{number of sentences}-{first 8 hex digits of their sha256}``: the same settings with idf from
+    different sentences give different numbers, so they get different signatures.
     """
 
     model: str
@@ -25,9 +28,11 @@ class Signature:
     precision: str = "fp32"
     transformers_version: str = ""
     version: str = __version__
+    idf_source: str = ""
 
     def __str__(self) -> str:
-        text = (f"{self.model}_L{self.layer}_{'idf' if self.idf else 'no-idf'}"
+        idf = ("idf-" + self.idf_source if self.idf_source else "idf") if self.idf else "no-idf"
+        text = (f"{self.model}_L{self.layer}_{idf}"
                 f"_version=bertscore-viz-{self.version}(hug_trans={self.transformers_version})")
         if self.rescaled:
             text += "-custom-rescaled" if self.custom_baseline else "-rescaled"
@@ -38,7 +43,8 @@ class Signature:
     def as_dict(self) -> dict:
         return {"model": self.model, "layer": self.layer, "idf": self.idf, "rescaled": self.rescaled,
                 "custom_baseline": self.custom_baseline, "precision": self.precision,
-                "transformers_version": self.transformers_version, "version": self.version, "text": str(self)}
+                "transformers_version": self.transformers_version, "version": self.version,
+                "idf_source": self.idf_source or ("references" if self.idf else None), "text": str(self)}
 
 
 def _tolist(a):

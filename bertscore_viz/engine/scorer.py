@@ -27,6 +27,7 @@ from bertscore_viz.engine.arguments import (
     check_path,
     check_texts,
     check_whole,
+    corpus_tag,
     normalize_inputs,
 )
 from bertscore_viz.engine.baseline import BaselineTable, find_baseline
@@ -166,6 +167,8 @@ class Scorer:
         self.layer = int(layer)
         self.idf = bool(idf or idf_sentences is not None or idf_weights is not None)
         self.idf_sentences = None if idf_sentences is None else check_texts(idf_sentences, "idf sentence")
+        fixed_idf = self.idf_sentences is not None and idf_weights is None
+        self.idf_source = corpus_tag(self.idf_sentences) if fixed_idf else ""  # named in the signature
         self.rescale_with_baseline = bool(rescale_with_baseline)
         self.lang = lang
         self.baseline_path = baseline_path
@@ -241,7 +244,7 @@ class Scorer:
         else:
             tv = enc.transformers_version
         return Signature(self.spec.name, self.layer, self.idf, self.rescale_with_baseline,
-                         self.custom_baseline, self.precision, tv)
+                         self.custom_baseline, self.precision, tv, idf_source=self.idf_source)
 
     def idf_weights(self, references: Sequence[str]) -> IdfWeights:
         """The idf used for a call whose (flattened) references are given: the fixed ``idf_weights``, else those of
@@ -436,7 +439,7 @@ class Scorer:
             p, r, f = raw_p, raw_r, raw_f
         msgs = self._messages(stats, notes, idf)
         sig = Signature(self.spec.name, layer, idf, baseline is not None, self.custom_baseline,
-                        self.precision, self.encoder.transformers_version)
+                        self.precision, self.encoder.transformers_version, idf_source=self.idf_source if idf else "")
         return ScoreResult(p, r, f, raw_p, raw_r, raw_f, sig, baseline, arg, tuple(msgs))
 
     @staticmethod

@@ -43,6 +43,8 @@ def test_one_reference_explains_the_degenerate_idf_and_a_pasted_corpus_fixes_it(
     ex = Scorer(idf_sentences=CORPUS).explain(CAND, REF)
     assert _metrics(at) == [f"{ex.precision:.4f}", f"{ex.recall:.4f}", f"{ex.f1:.4f}"]
     assert any(c.value == "idf from a pasted corpus of 4 sentence(s)." for c in at.caption)
+    assert ex.signature.idf_source.startswith("corpus-4-")  # issue 23: the signature says where idf came from
+    assert _signatures(at) == {str(ex.signature)}
 
 
 def test_idf_from_the_compare_dataset():
@@ -54,3 +56,9 @@ def test_idf_from_the_compare_dataset():
     ex = Scorer(idf_sentences=refs).explain(CAND, REF)
     assert _metrics(at) == [f"{ex.precision:.4f}", f"{ex.recall:.4f}", f"{ex.f1:.4f}"]
     assert any(c.value == f"idf from the {len(refs)} references of the Compare dataset." for c in at.caption)
+    assert _signatures(at) == {str(ex.signature)} and f"_idf-corpus-{len(refs)}-" in str(ex.signature)
+
+
+def _signatures(at) -> set[str]:
+    """The signatures the page shows for its numbers (its "Signature: ..." caption)."""
+    return {c.value.replace("\\", "")[len("Signature: "):] for c in at.caption if c.value.startswith("Signature: ")}
