@@ -213,16 +213,17 @@ def _pass_note(key: str) -> str:
     return f"Scores kept from earlier in this session: no model pass (the last took {done[1]:.1f} s)."
 
 
-def _results(settings, sc, cstats, key: str) -> compare.Comparison:
+def _results(settings, sc, cstats, key: str, ds=None) -> compare.Comparison:
     """Scores at the sidebar's layer / idf / rescaling, no model pass; the last few settings are kept so that
-    toggling back is instant."""
+    toggling back is instant. Warnings name segments by the file's rows, as the problems table does."""
     table = ui_cache.custom_baseline(settings)
     rkey = (key, settings.resolved_layer(), settings.idf, settings.rescale, settings.lang,
             None if table is None else (table.source, table.values.tobytes()))
     state = compare_state()
     if rkey not in state.results:
         state.put_result(rkey, compare.results_for(sc, cstats, settings.resolved_layer(), settings.idf,
-                                                   settings.rescale))
+                                                   settings.rescale,
+                                                   labels=None if ds is None else compare.segment_labels(ds)))
     return state.results[rkey]
 
 
@@ -674,7 +675,7 @@ def main() -> None:
         return
     try:
         sc, cstats, key = _score(settings, ds)
-        comparison = _results(settings, sc, cstats, key)
+        comparison = _results(settings, sc, cstats, key, ds)
     except BertScoreVizError as exc:
         show_error(exc)
         return

@@ -140,11 +140,12 @@ class Comparison:
 
 
 def results_for(scorer: Scorer, cstats: ComparisonStats, layer: int | None = None, idf: bool | None = None,
-                rescale: bool = False) -> Comparison:
+                rescale: bool = False, labels: Sequence[str] | None = None) -> Comparison:
     """Per-system results for a layer / idf / rescaling setting, without a model pass.
 
     When rescaling is asked for and no baseline exists for the model and layer, the numbers are raw and
-    ``note`` carries the engine's message.
+    ``note`` carries the engine's message. ``labels``: how warnings name each segment (default its index from 0;
+    the app passes :func:`segment_labels`, the file's rows).
     """
     layer = scorer.layer if layer is None else int(layer)
     idf = scorer.idf if idf is None else bool(idf)
@@ -155,12 +156,21 @@ def results_for(scorer: Scorer, cstats: ComparisonStats, layer: int | None = Non
             baseline = scorer.baseline_for(layer)
         except BaselineError as exc:
             note = str(exc)
-    results = {name: scorer.result(stats, layer=layer, idf=idf, baseline=baseline)
+    results = {name: scorer.result(stats, layer=layer, idf=idf, baseline=baseline, labels=labels)
                for name, stats in zip(cstats.systems, cstats.per_system)}
     means = {k: float(np.mean(np.nan_to_num(v.f1, nan=0.0))) if len(v) else float("nan")
              for k, v in results.items()}
     results = {k: results[k] for k in rank_order(means)}
     return Comparison(results, layer, idf, baseline is not None, note)
+
+
+def segment_labels(dataset) -> list[str]:
+    """Each segment named as the file's problems table names rows: ``row 6`` (wide layout: the segment's row);
+    in the long layout, where each system has its own row, the segment id and its first row."""
+    mapping = getattr(dataset, "mapping", None)
+    if mapping is not None and mapping.layout == "long":
+        return [f"segment {s} (from row {r})" for s, r in zip(dataset.segment_ids, dataset.rows)]
+    return [f"row {r}" for r in dataset.rows]
 
 
 # --- tables -------------------------------------------------------------------------------------------------------

@@ -400,7 +400,7 @@ class Scorer:
         return self._result_from_pairs(stats, pair, notes, layer, self.idf, "auto")
 
     def result(self, stats: MatchStats, layer: int | None = None, idf: bool | None = None,
-               baseline: np.ndarray | None | str = "auto") -> ScoreResult:
+               baseline: np.ndarray | None | str = "auto", labels: Sequence[str] | None = None) -> ScoreResult:
         """Scores from :class:`MatchStats` without a model pass (any computed layer, idf on or off).
 
         Args:
@@ -409,6 +409,7 @@ class Scorer:
             idf: default this scorer's setting.
             baseline: ``"auto"`` = this scorer's rescaling setting (looked up for ``layer``); None = raw;
                 or a ``(3,)`` P/R/F baseline.
+            labels: how the warnings name each candidate (default: its index from 0), e.g. ``"row 6"``.
         """
         layer = self.layer if layer is None else int(layer)
         idf = self.idf if idf is None else bool(idf)
@@ -421,10 +422,10 @@ class Scorer:
         else:
             weights = self.idf_weights(stats.references)
         pair, notes = stats.pair_scores(layer, weights)
-        return self._result_from_pairs(stats, pair, notes, layer, idf, baseline)
+        return self._result_from_pairs(stats, pair, notes, layer, idf, baseline, labels)
 
     def _result_from_pairs(self, stats: MatchStats, pair: np.ndarray, notes: dict, layer: int, idf: bool,
-                           baseline: np.ndarray | None | str) -> ScoreResult:
+                           baseline: np.ndarray | None | str, labels: Sequence[str] | None = None) -> ScoreResult:
         """Each candidate's maximum over its references, rescaling, warnings and signature, from the raw
         ``(n_pairs, 3)`` P/R/F of every pair (:meth:`result` and :meth:`score` share it)."""
         if isinstance(baseline, str):
@@ -437,27 +438,32 @@ class Scorer:
             p, r, f = scaled[:, 0], scaled[:, 1], scaled[:, 2]
         else:
             p, r, f = raw_p, raw_r, raw_f
-        msgs = self._messages(stats, notes, idf)
+        msgs = self._messages(stats, notes, idf, labels)
         sig = Signature(self.spec.name, layer, idf, baseline is not None, self.custom_baseline,
                         self.precision, self.encoder.transformers_version, idf_source=self.idf_source if idf else "")
         return ScoreResult(p, r, f, raw_p, raw_r, raw_f, sig, baseline, arg, tuple(msgs))
 
     @staticmethod
-    def _messages(stats: MatchStats, notes: dict, idf: bool) -> list[str]:
+    def _messages(stats: MatchStats, notes: dict, idf: bool, labels: Sequence[str] | None = None) -> list[str]:
+        """The warnings of a result. Candidates are named by their index (from 0, as in the input list), or by
+        ``labels[index]`` when given (e.g. ``"row 6"``: the app names a file's rows as its problems table does)."""
         msgs = []
         multi = any(e - s > 1 for s, e in stats.groups)
+        index, cand_index = ("", "") if labels is not None else ("index ", "candidate index ")
+
+        def tag(i: int) -> str:
+            return labels[i] if labels is not None else str(i)
 
         def where(pairs: list[int]) -> list[str]:
-            """Candidate index (from 0, as in the input list) and, with several references, which one (from 1,
-            as the app counts them)."""
+            """The candidate and, with several references, which one (from 1, as the app counts them)."""
             if not multi:
-                return [str(int(stats.pair_candidate[p])) for p in pairs]
-            return [f"{int(stats.pair_candidate[p])} (reference {p - stats.groups[stats.pair_candidate[p]][0] + 1})"
-                    for p in pairs]
+                return [tag(int(stats.pair_candidate[p])) for p in pairs]
+            return [f"{tag(int(stats.pair_candidate[p]))} (reference "
+                    f"{p - stats.groups[stats.pair_candidate[p]][0] + 1})" for p in pairs]
 
         empty_c = sorted({int(stats.pair_candidate[p]) for p in notes["empty_candidate"]})
         if empty_c:
-            msgs.append(f"{len(empty_c)} empty candidate(s), scored 0: index {_indices([str(i) for i in empty_c])}.")
+            msgs.append(f"{len(empty_c)} empty candidate(s), scored 0: {index}{_indices([tag(i) for i in empty_c])}.")
         if notes["empty_reference"]:
             empty = set(notes["empty_reference"])
             only = [p for p in notes["empty_reference"]  # every reference of the candidate is empty: 0
@@ -465,15 +471,15 @@ class Scorer:
             among = [p for p in notes["empty_reference"] if p not in set(only)]
             if only:
                 w = where(only)
-                msgs.append(f"{len(w)} empty reference(s), scored 0: candidate index {_indices(w)}.")
+                msgs.append(f"{len(w)} empty reference(s), scored 0: {cand_index}{_indices(w)}.")
             if among:
                 w = where(among)
                 msgs.append(f"{len(w)} empty reference(s) among several: P, R and F1 against them are 0; the scores "
-                            f"shown are the maxima over the other references: candidate index {_indices(w)}.")
+                            f"shown are the maxima over the other references: {cand_index}{_indices(w)}.")
         if notes["degenerate_idf"]:
             w = where(notes["degenerate_idf"])
             msgs.append(
-                f"idf is degenerate for {len(w)} pair(s) (candidate index {_indices(w)}): every token of a side "
+                f"idf is degenerate for {len(w)} pair(s) ({cand_index}{_indices(w)}): every token of a side "
                 "occurs in all reference sentences, so its weights sum to 0 and precision or recall is undefined "
                 "(NaN; F1 is then 0, as in bert-score). Compute idf from more references, or turn idf off."
             )
@@ -483,9 +489,9 @@ class Scorer:
             if unk_c or unk_r:
                 parts = []
                 if unk_c:
-                    parts.append(f"{len(unk_c)} candidate(s) (index {_indices(unk_c)})")
+                    parts.append(f"{len(unk_c)} candidate(s) ({index}{_indices([tag(i) for i in unk_c])})")
                 if unk_r:
-                    parts.append(f"{len(unk_r)} reference(s) (candidate index {_indices(where(unk_r))})")
+                    parts.append(f"{len(unk_r)} reference(s) ({cand_index}{_indices(where(unk_r))})")
                 from bertscore_viz.engine.languages import multilingual_hint
 
                 msgs.append(" and ".join(parts) + " contain tokens unknown to the model ([UNK]): text outside its "
@@ -494,11 +500,11 @@ class Scorer:
         tc = np.flatnonzero(stats.cand_truncated).tolist()
         if tc:
             msgs.append(f"{len(tc)} candidate(s) longer than the model's maximum length were truncated (tail "
-                        f"dropped): index {_indices(tc)}.")
+                        f"dropped): {index}{_indices([tag(i) for i in tc])}.")
         tr = np.flatnonzero(stats.ref_truncated).tolist()
         if tr:
-            msgs.append(f"{len(tr)} reference(s) longer than the model's maximum length were truncated: candidate "
-                        f"index {_indices(where(tr))}.")
+            msgs.append(f"{len(tr)} reference(s) longer than the model's maximum length were truncated: "
+                        f"{cand_index}{_indices(where(tr))}.")
         return msgs
 
     def score(self, candidates, references, progress: ProgressFn | None = None) -> ScoreResult:

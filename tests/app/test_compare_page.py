@@ -429,3 +429,18 @@ def test_a_model_listed_under_a_label_is_the_model_it_names(monkeypatch):
     at.sidebar.selectbox(key="model_choice").set_value(BUNDLED_MODEL_NAME).run()
     assert not at.exception, at.exception
     assert at.session_state["compare_state"].last_pass is first_pass and "no model pass" in texts(at)
+
+
+def test_scoring_warnings_name_the_files_rows_as_the_problems_table_does():
+    """Issue 23, item 8: a warning said "candidate index 2" for the segment the problems table calls row 5."""
+    data = ("reference,sysA,sysB\n"
+            "The cat sat on the mat.,A cat sat on the mat.,The cat sat.\n"
+            ",,\n"  # a blank row: skipped, but it still counts as a line of the file
+            "It is cold today.,It is freezing.,Cold today.\n"
+            "He went home.,,He left for home.\n").encode()
+    at = _page(data, "rows.csv")
+    assert not at.exception, at.exception
+    warns = [t.value for t in at.text if "empty candidate" in t.value]
+    assert warns == ["sysA: 1 empty candidate(s), scored 0: row 5."], warns
+    problems = _frame_with(at, "Problem")
+    assert problems["Row"].dropna().astype(int).tolist() == [5]  # the same row, the same number

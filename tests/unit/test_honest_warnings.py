@@ -200,3 +200,18 @@ def test_a_large_dataset_is_checked_on_an_even_sample_and_says_so():
     assert sampled.systems["s"] == {"Cyrillic script": 2}  # segments 0, 3, 6, 9: 3 and 9 are Russian
     assert "of 4 segments" in sampled.message() and "an even sample of the 10" in sampled.message()
     assert "sample" not in whole.message()
+
+
+def test_warnings_name_candidates_by_the_labels_given():
+    """Issue 23, item 8: a client that knows where each candidate came from (the Compare page: the file's rows)
+    gets warnings in its own numbering instead of indices from 0."""
+    from bertscore_viz import Scorer
+
+    scorer = Scorer()
+    stats = scorer.match(["A cat.", "", "Rain."], ["The cat.", "Hi.", ""])
+    by_index = scorer.result(stats).warnings
+    assert "1 empty candidate(s), scored 0: index 1." in by_index
+    labelled = scorer.result(stats, labels=["row 2", "row 4", "row 7"]).warnings
+    assert "1 empty candidate(s), scored 0: row 4." in labelled
+    assert "1 empty reference(s), scored 0: row 7." in labelled
+    assert not any("index" in w for w in labelled)
