@@ -243,17 +243,13 @@ def _significance(comparison: compare.Comparison, metric: str, correction: str |
     if hit is None or hit[0] is not comparison:
         n_samples = resamples_for(len(comparison.results), len(next(iter(comparison.results.values())).f1),
                                   correction)
-        bar = st.progress(0.0, text=f"Bootstrap: {n_samples:,} resamples…") if n_samples > 5000 else None
-
-        def progress(done: int, total: int) -> None:
-            bar.progress(min(1.0, done / max(total, 1)), text=f"Bootstrap: {done:,} / {total:,} resamples")
-
+        progress = progress_callback("Bootstrap", "resamples") if n_samples > 5000 else None
         try:
             hit = (comparison, compare.significance(comparison, None, metric, n_samples=n_samples,
-                                                    correction=correction, progress=progress if bar else None))
+                                                    correction=correction, progress=progress))
         finally:
-            if bar is not None:
-                bar.empty()
+            if progress is not None:
+                progress.bar.empty()
         state.put_significance(k, hit)
     sig = hit[1]
     return sig if baseline is None else sig.rebase(baseline)

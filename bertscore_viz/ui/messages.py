@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
@@ -48,13 +49,36 @@ def show_warnings(warnings: Iterable[str]) -> None:
         st.warning(escape_markdown(hide_server_paths(w)), icon=":material/warning:")
 
 
-def progress_callback(label: str):
-    """A ``progress(done, total)`` function drawing a Streamlit progress bar with counts; call ``.empty()`` after."""
+def duration(seconds: float) -> str:
+    """``42 s``, ``3 min 05 s``, ``1 h 02 min``: how long, as people read it."""
+    seconds = max(0, int(round(seconds)))
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+
+
+def progress_text(label: str, done: int, total: int, elapsed: float, unit: str = "sentences") -> str:
+    """``label: 1,200 / 5,875 sentences · 0 min 12 s, about 47 s left`` (the estimate once 2 s and some work have
+    passed: the rate so far, applied to what is left)."""
+    text = f"{label}: {done:,} / {total:,} {unit}"
+    if elapsed >= 2 and 0 < done < total:
+        text += f" · {duration(elapsed)}, about {duration(elapsed * (total - done) / done)} left"
+    elif elapsed >= 2:
+        text += f" · {duration(elapsed)}"
+    return text
+
+
+def progress_callback(label: str, unit: str = "sentences"):
+    """A ``progress(done, total)`` function drawing a Streamlit progress bar with counts, the time taken and an
+    estimate of the time left; call ``.bar.empty()`` after."""
     bar = st.progress(0.0, text=f"{label}…")
+    start = time.monotonic()
 
     def update(done: int, total: int) -> None:
         frac = 1.0 if total == 0 else min(1.0, done / total)
-        bar.progress(frac, text=f"{label}: {done:,} / {total:,} sentences")
+        bar.progress(frac, text=progress_text(label, done, total, time.monotonic() - start, unit))
 
     update.bar = bar  # type: ignore[attr-defined]
     return update
