@@ -683,6 +683,11 @@ def main() -> None:
     language = _language_note(ds, sc.spec.name)
     if language:
         st.warning(escape_markdown(language), icon=":material/translate:")
+    if comparison.rescaled:  # the baseline's language against the text's (once per dataset and language)
+        note = compare_state().once_per_dataset("baseline_language", ds, settings.lang,
+                                                lambda: compare.baseline_language_note(ds, settings.lang))
+        if note:
+            st.warning(escape_markdown(note), icon=":material/translate:")
     _show_results(ds, comparison, settings, fkey, scale, problems)
 
 

@@ -367,6 +367,14 @@ def language_report(dataset: Dataset, model: str):
     return dataset_languages(dataset.references, dataset.systems, model)
 
 
+def baseline_language_note(dataset: Dataset, lang: str) -> str | None:
+    """A warning when the dataset's references are mostly not in the language of the rescaling baseline
+    (:func:`bertscore_viz.engine.languages.baseline_language_message`)."""
+    from bertscore_viz.engine.languages import baseline_language_message
+
+    return baseline_language_message([group[0] for group in dataset.references if group], lang)
+
+
 def dataset_key(dataset: Dataset, model: str = "") -> str:
     """A hash of exactly what is scored (outputs, references) and the model: the cache key of a model pass."""
     import hashlib

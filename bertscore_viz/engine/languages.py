@@ -413,3 +413,31 @@ def dataset_languages(references: list[list[str]], systems: dict[str, list[str]]
             per_system[name].update(k for k in map(kind, outputs) if k is not None)
     return DatasetLanguages(model, langs, n, dict(refs), {name: dict(c) for name, c in per_system.items()},
                             checked)
+
+
+# --- the baseline's language ----------------------------------------------------------------------------------------
+#: Share of the checked references outside the baseline's language from which rescaling is called into question.
+BASELINE_MISMATCH_SHARE = 0.5
+
+
+def baseline_language_message(references: list[str], lang: str, max_texts: int = 1000) -> str | None:
+    """A warning when most references are not in the language of the rescaling baseline (e.g. Japanese text
+    rescaled with the English baseline, the default language): a baseline is the mean score of unrelated sentences
+    *in one language*, so rescaling another language's scores with it gives numbers with no common scale. None when
+    most references are in ``lang`` or their language cannot be told. Sources are not looked at. An even sample of
+    at most ``max_texts`` references is checked."""
+    texts = [t for t in references if t and t.strip()]
+    if len(texts) > max_texts:
+        texts = [texts[round(i * (len(texts) - 1) / (max_texts - 1))] for i in range(max_texts)]
+    if not texts:
+        return None
+    kinds = Counter(k for k in (mismatch(t, (lang,)) for t in texts) if k is not None)
+    outside = sum(kinds.values())
+    if outside < BASELINE_MISMATCH_SHARE * len(texts):
+        return None
+    what = ", ".join(k for k, _ in kinds.most_common(3))
+    share = "the reference is" if len(texts) == 1 else f"{outside:,} of {len(texts):,} references are"
+    return (f"Rescaling uses the {NAMES.get(lang, lang)} ({lang}) baseline, but {share} in {what}. A baseline "
+            "is the mean score of unrelated sentences in one language, so these rescaled numbers are on no common "
+            "scale. Choose the text's language in the sidebar (where a baseline exists for it), compute one on the "
+            "Baselines page from text in that language, or turn rescaling off (raw scores are unaffected).")

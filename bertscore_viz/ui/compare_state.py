@@ -39,6 +39,8 @@ class CompareState:
         dataset: ``(file key, mapping, empty-cell rule)`` and the dataset built from it.
         dataset_key: ``(dataset, model)`` and :func:`bertscore_viz.comparison.compare.dataset_key` of them.
         language: ``(dataset, model)`` and the language warning for them (or None).
+        baseline_language: ``(dataset, language)`` and the warning that the text is not in the rescaling
+            baseline's language (or None).
         stats: ``(scoring key, ComparisonStats)`` of the model pass(es).
         last_pass: ``(scoring key, seconds, run id)`` of the last model pass made on this page.
         results: scores per setting (layer, idf, rescaling, baseline), the last :data:`MAX_KEPT_RESULTS`.
@@ -54,6 +56,7 @@ class CompareState:
     dataset: tuple | None = None
     dataset_key: tuple | None = None
     language: tuple | None = None
+    baseline_language: tuple | None = None
     stats: tuple | None = None
     last_pass: tuple | None = None
     results: dict = field(default_factory=dict)

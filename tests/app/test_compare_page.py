@@ -444,3 +444,17 @@ def test_scoring_warnings_name_the_files_rows_as_the_problems_table_does():
     assert warns == ["sysA: 1 empty candidate(s), scored 0: row 5."], warns
     problems = _frame_with(at, "Problem")
     assert problems["Row"].dropna().astype(int).tolist() == [5]  # the same row, the same number
+
+
+def test_rescaling_text_in_another_language_than_the_baseline_says_so():
+    """Issue 23, item 4: Japanese references rescaled with the English baseline (the default language)."""
+    data = ("reference,sysA,sysB\n"
+            "マットの上に猫が座っている。,猫がマットの上に座った。,猫がいる。\n"
+            "今日はとても寒いです。,今日は寒い。,寒い日です。\n"
+            "彼は早く家に帰った。,彼は家に帰った。,早く帰った。\n").encode()
+    at = _page(data, "ja.csv", settings=Settings(rescale=True, lang="en"))
+    assert not at.exception, at.exception
+    assert any(w.value.replace("\\", "").startswith("Rescaling uses the English (en) baseline, but 3 of 3 "
+                                                    "references are in") for w in at.warning)
+    raw = _page(data, "ja.csv", settings=Settings(rescale=False))
+    assert not any("Rescaling uses" in w.value for w in raw.warning)
