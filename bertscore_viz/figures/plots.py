@@ -28,6 +28,11 @@ ROW_MAX_COLOR = "#d62728"
 COL_MAX_COLOR = "#f28e2b"
 #: Above this many cells the hover text is shortened (C = candidate, R = reference, idf in brackets).
 COMPACT_HOVER_CELLS = 12_000
+#: Above this many cells no text is made per cell: the hover gives the positions and the value (the axes carry
+#: the tokens). A 512 x 512 pair made 35 MB of figure for every redraw; now about 3 MB.
+MINIMAL_HOVER_CELLS = 40_000
+MINIMAL_HOVER_NOTE = ("Long pair: the hover shows token positions (from 0, as on the axes) and the value; the "
+                      "token table has every token's best match.")
 
 
 def cell_px(n_tokens: int) -> int:
@@ -106,8 +111,9 @@ def heatmap_figure(pair: PairExplanation, show_special: bool = False, merge_word
             ref_hidden[int(j)] = f"<br>its best match is the hidden {esc(pair.cand.tokens[i])}"
     raw = pair.similarity
     compact = len(rows) * len(cols) > COMPACT_HOVER_CELLS
+    minimal = len(rows) * len(cols) > MINIMAL_HOVER_CELLS
     text = []
-    for a, i in enumerate(rows):
+    for a, i in enumerate(rows if not minimal else ()):
         i = int(i)
         line = []
         for c, j in enumerate(cols):
@@ -134,9 +140,11 @@ def heatmap_figure(pair: PairExplanation, show_special: bool = False, merge_word
                         max((len(t) for t in xa.ticktext), default=1))
     plot_h = size["height"] - size["top"] - size["bottom"]
     bar_title = "cosine similarity" if b_f is None else f"rescaled with the<br>F baseline {b_f:.3f}"
+    hover = dict(text=text, hovertemplate="%{text}<extra></extra>") if not minimal else dict(
+        hovertemplate="candidate token %{y} · reference token %{x}<br>" + sim_name + " %{z:.4f}<extra></extra>")
     data = [dict(
-        type="heatmap", z=z, x=list(range(len(cols))), y=list(range(len(rows))), text=text,
-        hovertemplate="%{text}<extra></extra>", colorscale=COLORSCALE, zmin=zmin, zmax=1.0, xgap=1, ygap=1,
+        type="heatmap", z=z, x=list(range(len(cols))), y=list(range(len(rows))), **hover,
+        colorscale=COLORSCALE, zmin=zmin, zmax=1.0, xgap=1 if not minimal else 0, ygap=1 if not minimal else 0,
         name="similarity", colorbar=dict(title=dict(text=bar_title, side="top", font=dict(size=11)), thickness=12,
                                          lenmode="pixels", len=max(80, min(plot_h - 44, 320)),
                                          y=max(0.5, 1 - 44 / max(plot_h, 1)), yanchor="top", ypad=0))]
@@ -177,7 +185,8 @@ def heatmap_figure(pair: PairExplanation, show_special: bool = False, merge_word
         title=dict(text=title, x=0, xanchor="left", xref="paper", y=1, yref="container", yanchor="top",
                    pad=dict(t=12), font=dict(size=14)), shapes=shapes,
         height=height, width=width, plot_bgcolor="white", dragmode="pan" if windowed else "zoom",
-        meta={"window": [int(vis_r), int(vis_c)], "shape": [len(rows), len(cols)], "windowed": windowed},
+        meta={"window": [int(vis_r), int(vis_c)], "shape": [len(rows), len(cols)], "windowed": windowed,
+              "hover": "positions" if minimal else "tokens"},
         margin=dict(t=size["top"], b=size["bottom"], l=size["left"], r=size["right"], autoexpand=False),
         legend=dict(orientation="h", x=0, y=0, yref="container", yanchor="bottom", font=dict(size=11)),
         xaxis=dict(title=dict(text="reference tokens", standoff=6), side="top", tickvals=xa.tickvals,

@@ -23,9 +23,24 @@ from functools import lru_cache
 import numpy as np
 
 from bertscore_viz.engine.results import PairExplanation, TokenSide
+from bertscore_viz.errors import InputError
 from bertscore_viz.figures.cells import _axis, _label, _shown, cell_values
 
 FORMATS = ("png", "svg", "pdf")
+#: Resolution of PNG output (dots per inch).
+PNG_DPI = 150
+#: Largest side of a figure, in inches (at :data:`PNG_DPI`, 4,050 pixels): a pair of the model's maximum length
+#: (512 tokens a side) was drawn 283 inches (42,000 px) wide and took 18.8 GB; now every figure fits in this.
+MAX_INCHES = 27.0
+#: Inches per token while a pair is small enough; above, the cells shrink to fit :data:`MAX_INCHES`.
+CELL_INCHES = 0.55
+#: Cells smaller than this get no printed value (it would not be legible); the title says so.
+MIN_VALUE_CELL_INCHES = 0.3
+#: Most tokens a side a static figure draws; beyond, it is refused with a message (the page and the HTML figure
+#: show any pair). Twice the catalog models' maximum length, so that every pair the engine can score is drawn.
+MAX_TOKENS = 1100
+#: Most tick labels per axis; above, every k-th token is labelled.
+MAX_TICK_LABELS = 160
 #: Font families tried first for characters the default font lacks (then every other installed font).
 FALLBACK_FAMILIES = ("Noto Sans CJK JP", "Noto Sans CJK SC", "Noto Sans CJK TC", "Noto Sans CJK KR", "Noto Sans JP",
                      "Noto Sans SC", "Source Han Sans", "WenQuanYi Zen Hei", "WenQuanYi Micro Hei",
@@ -112,12 +127,48 @@ def _missing_note(missing: set[str]) -> str:
 
 
 # --- drawing --------------------------------------------------------------------------------------------------------
-def _save(fig, fmt: str) -> bytes:
+class FigureTooLarge(InputError):
+    """A pair too long to draw as a static figure (see :data:`MAX_TOKENS`)."""
+
+
+def _check_format(fmt: str) -> str:
     fmt = fmt.lower().lstrip(".")
     if fmt not in FORMATS:
-        raise ValueError(f"Unknown image format {fmt!r}; use one of {', '.join(FORMATS)}.")
+        raise InputError(f"Unknown image format {fmt!r}; use one of {', '.join(FORMATS)}.")
+    return fmt
+
+
+def _check_size(n_rows: int, n_cols: int) -> None:
+    if max(n_rows, n_cols) > MAX_TOKENS:
+        raise FigureTooLarge(
+            f"This pair has {n_rows} x {n_cols} tokens; a static figure (PNG, SVG, PDF) draws at most {MAX_TOKENS} "
+            "a side. Use the interactive figure (HTML) or the token table, or explain a shorter excerpt.")
+
+
+def refusal(pair: PairExplanation, show_special: bool = False) -> str | None:
+    """Why this pair cannot be drawn as a static figure (the message of :class:`FigureTooLarge`), or None: pages
+    ask before offering the download, so that a click never fails."""
+    try:
+        _check_size(len(_shown(pair.cand, show_special)), len(_shown(pair.ref, show_special)))
+    except FigureTooLarge as exc:
+        return str(exc)
+    return None
+
+
+def cell_inches(n_tokens: int) -> float:
+    """Inches per token on a heatmap axis: :data:`CELL_INCHES`, smaller above ~46 tokens so that the figure
+    stays within :data:`MAX_INCHES`."""
+    return min(CELL_INCHES, (MAX_INCHES - 2.0) / max(1, n_tokens))
+
+
+def _tick_step(n: int) -> int:
+    return max(1, -(-n // MAX_TICK_LABELS))
+
+
+def _save(fig, fmt: str) -> bytes:
+    fmt = _check_format(fmt)
     buf = io.BytesIO()
-    fig.savefig(buf, format=fmt, dpi=150 if fmt == "png" else None, bbox_inches="tight")
+    fig.savefig(buf, format=fmt, dpi=PNG_DPI if fmt == "png" else None, bbox_inches="tight")
     return buf.getvalue()
 
 
@@ -147,49 +198,74 @@ def _word_labels(side: TokenSide, pos: np.ndarray, merge_words: bool) -> list[st
 
 def heatmap_image(pair: PairExplanation, fmt: str = "png", show_special: bool = False,
                   merge_words: bool = False) -> bytes:
-    """The similarity heatmap as image bytes, each cell's value printed (as bert-score-show does).
+    """The similarity heatmap as image bytes, each cell's value printed (as bert-score-show does) while cells are
+    large enough to read it.
 
     Cells are rescaled with the F baseline when the explanation is rescaled (as bert-score-show does). With
     ``merge_words`` the axes are labelled with words (cells stay pieces), lines between words, as on the page.
+    Bounded work: the figure is at most :data:`MAX_INCHES` a side (cells shrink for long pairs; values, and then
+    some tick labels, are left out, and the title says so); a pair over :data:`MAX_TOKENS` tokens a side is
+    refused with :class:`FigureTooLarge`.
     """
     from matplotlib.figure import Figure
 
+    fmt = _check_format(fmt)
     values, _ = cell_values(pair)
     ya, xa = _axis(pair.cand, show_special, merge_words), _axis(pair.ref, show_special, merge_words)
     rows, cols = ya.positions, xa.positions
+    _check_size(len(rows), len(cols))
     sub = values[np.ix_(rows, cols)]
-    xlabels, ylabels = [_plain(t) for t in xa.ticktext], [_plain(t) for t in ya.ticktext]
     title = _title(pair)
-    families, missing = _font_plan(xlabels + ylabels + [title])
     n_r, n_c = max(1, len(rows)), max(1, len(cols))
-    cell = 0.55
-    fig = Figure(figsize=(max(4.0, 1.6 + cell * n_c), max(3.0, 1.6 + cell * n_r)))
+    cell = cell_inches(max(n_r, n_c))
+    step_x, step_y = _tick_step(len(xa.tickvals)), _tick_step(len(ya.tickvals))
+    xticks = (xa.tickvals[::step_x], [_plain(t) for t in xa.ticktext[::step_x]])
+    yticks = (ya.tickvals[::step_y], [_plain(t) for t in ya.ticktext[::step_y]])
+    label_size = 8 if cell >= 0.2 else max(3.0, cell * 72 * 0.8)
+    with_values = cell >= MIN_VALUE_CELL_INCHES
+    notes = []
+    if not with_values:
+        notes.append("cell values not printed at this size (the interactive figure and the token table have them)")
+    if step_x > 1 or step_y > 1:
+        notes.append(f"every {max(step_x, step_y)}th token labelled")
+    families, missing = _font_plan(xticks[1] + yticks[1] + [title])
+    fig = Figure(figsize=(max(4.0, 2.0 + cell * n_c), max(3.0, 2.0 + cell * n_r)))
     ax = fig.add_subplot()
     im = ax.imshow(sub, cmap="Blues", vmin=min(0.0, float(sub.min()) if sub.size else 0.0), vmax=1.0,
-                   aspect="equal")
-    ax.set_xticks(xa.tickvals, xlabels, rotation=75, ha="right", parse_math=False, fontfamily=families)
-    ax.set_yticks(ya.tickvals, ylabels, parse_math=False, fontfamily=families)
+                   aspect="equal", interpolation="nearest")
+    ax.set_xticks(xticks[0], xticks[1], rotation=75, ha="right", parse_math=False, fontfamily=families,
+                  fontsize=label_size)
+    ax.set_yticks(yticks[0], yticks[1], parse_math=False, fontfamily=families, fontsize=label_size)
     for b in xa.word_bounds:
-        ax.axvline(b, color="black", alpha=0.25, lw=0.8)
+        ax.axvline(b, color="black", alpha=0.25, lw=0.8 if cell >= 0.2 else 0.3)
     for b in ya.word_bounds:
-        ax.axhline(b, color="black", alpha=0.25, lw=0.8)
+        ax.axhline(b, color="black", alpha=0.25, lw=0.8 if cell >= 0.2 else 0.3)
     ax.set_xlabel("reference tokens" + (" (words)" if merge_words else ""))
     ax.set_ylabel("candidate tokens" + (" (words)" if merge_words else ""))
     ax.tick_params(length=0)
     mid = 0.5 * (float(sub.max()) + float(sub.min())) if sub.size else 0.5
     row_pos = {int(p): k for k, p in enumerate(rows)}
     col_pos = {int(p): k for k, p in enumerate(cols)}
-    for a in range(sub.shape[0]):
-        for b in range(sub.shape[1]):
-            ax.text(b, a, f"{sub[a, b]:.3f}", ha="center", va="center", fontsize=7,
-                    color="white" if sub[a, b] > mid else "black")
-    for i, j in enumerate(pair.cand_best_index):
-        if i in row_pos and int(j) in col_pos:
-            ax.plot(col_pos[int(j)], row_pos[i], marker="o", mfc="none", mec="orange", ms=14, mew=1.5)
-    for j, i in enumerate(pair.ref_best_index):
-        if j in col_pos and int(i) in row_pos:
-            ax.plot(col_pos[j], row_pos[int(i)], marker="x", color="red", ms=10, mew=1.2)
-    ax.set_title(title + (f"\n{_missing_note(missing)}" if missing else ""), fontsize=8, parse_math=False,
+    if with_values:
+        for a in range(sub.shape[0]):
+            for b in range(sub.shape[1]):
+                ax.text(b, a, f"{sub[a, b]:.3f}", ha="center", va="center", fontsize=7,
+                        color="white" if sub[a, b] > mid else "black")
+    # best matches: one scatter per kind (not one artist per marker), sized to the cell
+    pts = cell * 72  # points per cell
+    p_marks = [(col_pos[int(j)], row_pos[i]) for i, j in enumerate(pair.cand_best_index)
+               if i in row_pos and int(j) in col_pos]
+    r_marks = [(col_pos[j], row_pos[int(i)]) for j, i in enumerate(pair.ref_best_index)
+               if j in col_pos and int(i) in row_pos]
+    if p_marks:
+        x, y = zip(*p_marks)
+        ax.scatter(x, y, s=(0.9 * pts) ** 2, facecolors="none", edgecolors="orange", linewidths=min(1.5, pts / 12),
+                   marker="o")
+    if r_marks:
+        x, y = zip(*r_marks)
+        ax.scatter(x, y, s=(0.6 * pts) ** 2, c="red", linewidths=min(1.2, pts / 14), marker="x")
+    note = "\n" + "; ".join(notes) if notes else ""
+    ax.set_title(title + note + (f"\n{_missing_note(missing)}" if missing else ""), fontsize=8, parse_math=False,
                  fontfamily=families, wrap=True)
     fig.colorbar(im, ax=ax, shrink=0.7, label="rescaled similarity" if pair.rescaled is not None else "cosine")
     with _LOCK:  # matplotlib's font cache and text layout are shared by every session of the server
@@ -203,13 +279,19 @@ def alignment_image(pair: PairExplanation, fmt: str = "png", show_special: bool 
     from matplotlib import colormaps
     from matplotlib.figure import Figure
 
+    fmt = _check_format(fmt)
     cand, ref = _shown(pair.cand, show_special), _shown(pair.ref, show_special)
+    _check_size(len(cand), len(ref))
     c_lab, r_lab = _word_labels(pair.cand, cand, merge_words), _word_labels(pair.ref, ref, merge_words)
     title = _title(pair) + ("\nsolid: candidate → best reference token (P); dashed: reference → best candidate "
                             "token (R); blue = similar, red = dissimilar")
     families, missing = _font_plan(c_lab + r_lab + [title])
     n = max(len(cand), len(ref), 1)
-    fig = Figure(figsize=(max(5.0, 0.75 * n), 3.2))
+    width = min(MAX_INCHES, max(5.0, 0.75 * n))  # bounded: labels shrink, then thin out, for long pairs
+    per_token = width / n
+    label_size = 8 if per_token >= 0.3 else max(3.0, per_token * 72 * 0.9)
+    step = max(1, -(-n // MAX_TICK_LABELS))
+    fig = Figure(figsize=(width, 3.2))
     ax = fig.add_subplot()
     xc = {int(p): k * (n - 1) / max(1, len(cand) - 1) for k, p in enumerate(cand)}
     xr = {int(p): k * (n - 1) / max(1, len(ref) - 1) for k, p in enumerate(ref)}
@@ -217,20 +299,27 @@ def alignment_image(pair: PairExplanation, fmt: str = "png", show_special: bool 
     sims = np.asarray(pair.similarity, dtype=np.float64)
     lo = float(sims.min()) if sims.size else 0.0
     span = max(1e-9, 1.0 - lo)
-    for i, j in enumerate(pair.cand_best_index):
-        if i in xc and int(j) in xr:
-            s = sims[i, int(j)]
-            ax.plot([xc[i], xr[int(j)]], [1, 0], color=cmap((s - lo) / span), lw=1.4, alpha=0.9)
-    for j, i in enumerate(pair.ref_best_index):
-        if j in xr and int(i) in xc:
-            s = sims[int(i), j]
-            ax.plot([xc[int(i)], xr[j]], [1, 0], color=cmap((s - lo) / span), lw=0.8, ls="--", alpha=0.7)
-    for (p, x), text in zip(xc.items(), c_lab):
-        ax.text(x, 1.04, text, rotation=60, ha="left", va="bottom", fontsize=8, parse_math=False,
-                fontfamily=families)
-    for (p, x), text in zip(xr.items(), r_lab):
-        ax.text(x, -0.04, text, rotation=60, ha="right", va="top", fontsize=8, parse_math=False,
-                fontfamily=families)
+    from matplotlib.collections import LineCollection
+
+    solid = [((xc[i], 1), (xr[int(j)], 0), sims[i, int(j)]) for i, j in enumerate(pair.cand_best_index)
+             if i in xc and int(j) in xr]
+    dashed = [((xc[int(i)], 1), (xr[j], 0), sims[int(i), j]) for j, i in enumerate(pair.ref_best_index)
+              if j in xr and int(i) in xc]
+    for lines, lw, ls, alpha in ((solid, 1.4, "solid", 0.9), (dashed, 0.8, "dashed", 0.7)):
+        if lines:  # one collection per kind, not one artist per line
+            ax.add_collection(LineCollection([(a, b) for a, b, _ in lines], colors=[cmap((v - lo) / span)
+                                                                                    for *_, v in lines],
+                                             linewidths=lw if n <= 200 else lw / 2, linestyles=ls, alpha=alpha))
+    for k, ((p, x), text) in enumerate(zip(xc.items(), c_lab)):
+        if k % step == 0:
+            ax.text(x, 1.04, text, rotation=60, ha="left", va="bottom", fontsize=label_size, parse_math=False,
+                    fontfamily=families)
+    for k, ((p, x), text) in enumerate(zip(xr.items(), r_lab)):
+        if k % step == 0:
+            ax.text(x, -0.04, text, rotation=60, ha="right", va="top", fontsize=label_size, parse_math=False,
+                    fontfamily=families)
+    if step > 1:
+        title += f"\nevery {step}th token labelled"
     ax.set_ylim(-0.6, 1.6)
     ax.set_xlim(-0.8, n - 0.2)
     ax.axis("off")

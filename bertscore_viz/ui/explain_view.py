@@ -125,6 +125,8 @@ def _chart(fig, key: str) -> None:
     with st.container(key=f"{key}_box"):
         st.plotly_chart(fig, width="content" if wide else "stretch", config=plots.PLOTLY_CONFIG, key=key,
                         theme=None)
+    if (fig.layout.meta or {}).get("hover") == "positions":
+        st.caption(plots.MINIMAL_HOVER_NOTE)
 
 
 def _token_tables(pair: PairExplanation, show_special: bool, merge: bool, key: str) -> None:
@@ -167,6 +169,7 @@ def _downloads(explanation, pair: PairExplanation, view: tuple[bool, bool], key:
                       help="A few kB instead of about 4.8 MB: the page loads plotly.js from its CDN when opened, so "
                            "it needs internet access then. Off: plotly.js embedded, opens offline.")
     row = st.container(horizontal=True, gap="small", key=f"{key}_downloads")
+    refused = static_figures.refusal(pair, show_special=view[0])  # asked first: a click never fails
     for name, build, image, stem in (("Heatmap", heatmap, static_figures.heatmap_image, "heatmap"),
                                      ("Alignment", alignment, static_figures.alignment_image, "alignment")):
         row.download_button(
@@ -174,12 +177,14 @@ def _downloads(explanation, pair: PairExplanation, view: tuple[bool, bool], key:
                                                                              light=light),
             file_name=f"{stem}.html", mime="text/html", key=f"{key}_dl_{stem}_html", icon=":material/download:",
             on_click="ignore", help="Interactive figure with the texts, scores and signature.")
-        for fmt, mime in (("png", "image/png"), ("svg", "image/svg+xml")):
+        for fmt, mime in (("png", "image/png"), ("svg", "image/svg+xml")) if refused is None else ():
             row.download_button(
                 f"{name} ({fmt.upper()})",
                 data=lambda im=image, f=fmt: im(pair, f, show_special=view[0], merge_words=view[1]),
                 file_name=f"{stem}.{fmt}", mime=mime, key=f"{key}_dl_{stem}_{fmt}", icon=":material/download:",
                 on_click="ignore")
+    if refused is not None:
+        st.caption(escape_markdown(refused))
     row.download_button(
         "Token table (CSV)", data=lambda: export.safe_csv(explain_table.token_table(pair, "both"), sig),
         file_name="tokens.csv", mime="text/csv", key=f"{key}_dl_csv", icon=":material/download:",
