@@ -539,7 +539,8 @@ def _results_table(data: bytes, fkey: str) -> results_file.ResultsTable:
     refused = ui_cache.count_upload(data, name, own_limit=own_limit)
     if refused:
         raise BertScoreVizError(refused)
-    table = results_file.read_results(data, max_bytes=ui_cache.upload_limit_bytes(own_limit))
+    table = results_file.read_results(data, max_bytes=ui_cache.upload_limit_bytes(own_limit),
+                                      max_rows=ui_cache.policy().upload_rows)  # what it expands to, bounded too
     state.results_file = (fkey, table, {})
     return table
 

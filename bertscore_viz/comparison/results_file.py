@@ -41,11 +41,12 @@ from typing import Mapping
 
 import numpy as np
 
-from bertscore_viz.engine.baseline import BaselineTable
+from bertscore_viz.engine.baseline import BaselineTable, check_values
 from bertscore_viz.engine.idf import IdfWeights, idf_from_counts
 from bertscore_viz.engine.results import ScoreResult, Signature
 from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.errors import BaselineError, InputError
+from bertscore_viz.files import limits
 
 #: Largest results file the app reads by default (bytes): about 700,000 rows of short segments. An operator changes
 #: it with :data:`UPLOAD_ENV`; Streamlit's ``server.maxUploadSize`` caps every upload as well (docs/RAY.md).
@@ -123,9 +124,9 @@ def read_idf(meta) -> IdfWeights | None:
     if raw is None:
         return None
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = limits.loads(raw.decode("utf-8"), "The idf metadata")
         return idf_from_counts(dict(zip(data["ids"], data["counts"])), int(data["num_documents"]))
-    except (UnicodeDecodeError, ValueError, KeyError, TypeError):
+    except (UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError):
         raise InputError("The idf document frequencies in the results file's metadata are damaged.") from None
 
 
@@ -151,15 +152,39 @@ def _parse_meta(meta) -> dict:
                          "of `python -m bertscore_viz score --ray`. Upload that output (scores.parquet), or a CSV / "
                          "JSON Lines file of system outputs to score here.")
     try:
-        info = json.loads(raw.decode("utf-8"))
+        info = limits.loads(raw.decode("utf-8"), "The bertscore-viz metadata of this Parquet file")
     except (UnicodeDecodeError, json.JSONDecodeError):
         raise InputError("The bertscore-viz metadata of this Parquet file is damaged (not JSON).") from None
-    if info.get("format") != FORMAT:
-        raise InputError(f"The Parquet metadata names format {info.get('format')!r}, expected {FORMAT!r}.")
-    if int(info.get("format_version", 0)) > FORMAT_VERSION:
+    if not isinstance(info, dict) or info.get("format") != FORMAT:
+        got = info.get("format") if isinstance(info, dict) else type(info).__name__
+        raise InputError(f"The Parquet metadata names format {got!r}, expected {FORMAT!r}.")
+    version = info.get("format_version", 0)
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise InputError(f"The results file's format version is {version!r}, not a whole number: it was edited.")
+    if version > FORMAT_VERSION:
         raise InputError(f"The results file has format version {info['format_version']}; this bertscore-viz reads "
                          f"up to {FORMAT_VERSION}. Upgrade bertscore-viz.")
+    _check_info(info)
     return info
+
+
+def _check_info(info: dict) -> None:
+    """The metadata's fields have the types this reader relies on, and its baseline is a usable one (finite, below
+    1: the same check as every baseline's, :class:`~bertscore_viz.engine.baseline.BaselineTable`)."""
+    settings = info.get("settings")
+    ok = (isinstance(settings, dict) and isinstance(settings.get("model"), str)
+          and isinstance(settings.get("layer"), int) and not isinstance(settings.get("layer"), bool)
+          and settings.get("layer") >= 0 and isinstance(settings.get("idf"), bool)
+          and isinstance(settings.get("rescaled", False), bool)
+          and isinstance(info.get("systems", []), list) and all(isinstance(x, str) for x in info.get("systems", []))
+          and isinstance(info.get("n_segments", 0), int) and not isinstance(info.get("n_segments", 0), bool)
+          and isinstance(info.get("signature", ""), str))
+    if not ok:
+        raise InputError("The bertscore-viz metadata of this results file has fields of the wrong type (settings, "
+                         "systems or n_segments): it was edited or damaged. Rerun the command that wrote it.")
+    if info.get("baseline") is not None:
+        check_values([info["baseline"]] if isinstance(info["baseline"], list) else info["baseline"],
+                     "of the results file", (settings["layer"],))
 
 
 def signature_from(settings: dict, rescaled: bool | None = None) -> Signature:
@@ -234,17 +259,23 @@ class LoadedResults:
         return self.comparison.signature
 
 
-def read_results(source, max_bytes: int | None = None) -> ResultsTable:
+def read_results(source, max_bytes: int | None = None, max_rows: int | None = None,
+                 max_chars: int | None = None) -> ResultsTable:
     """Read and check a results file (path or bytes), no model pass.
 
     Args:
         source: a path or the file's bytes.
         max_bytes: refuse larger files (the app's limit for results files, :func:`max_upload_bytes`).
+        max_rows: refuse a file of more rows (systems x segments): from its footer before reading, and counted
+            while reading (the app: the deployment's rows per upload).
+        max_chars: refuse a file whose text expands to more characters once decompressed (default with
+            ``max_bytes``: :func:`bertscore_viz.files.limits.expanded_chars_limit`).
 
     Raises:
-        InputError: too large, not a results file, incomplete (a system misses segments: the run did not finish), or
-            empty.
+        InputError: too large (in bytes, or in what it expands to), not a results file, incomplete (a system misses
+            segments: the run did not finish), or empty.
     """
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     from bertscore_viz.files.upload import Dataset
@@ -263,12 +294,24 @@ def read_results(source, max_bytes: int | None = None) -> ResultsTable:
     if max_bytes is not None and len(data) > max_bytes:
         raise InputError(f"The results file is {len(data) / 2**20:.1f} MB; the limit here is {max_bytes / 2**20:.0f} "
                          "MB. Whoever runs the server can raise it (docs/RAY.md, \"In the app\").")
+    if max_chars is None and max_bytes is not None:
+        max_chars = limits.expanded_chars_limit(max_bytes)
     try:
-        table = pq.read_table(io.BytesIO(data))
+        pf = pq.ParquetFile(io.BytesIO(data))
+        info = _parse_meta(pf.schema_arrow.metadata)  # what the file is, before reading any data
+        limits.check_parquet_footer(pf.metadata, max_rows, "The results file")
+        counter = limits.ExpansionCounter(max_rows, max_chars, "The results file")
+        batches = []
+        for batch in pf.iter_batches(batch_size=8192):
+            counter.add_batch(batch)
+            batches.append(batch)
+        table = pa.Table.from_batches(batches, schema=pf.schema_arrow)
+        del batches
+    except InputError:
+        raise
     except Exception as exc:
         raise InputError(f"The file cannot be read as Parquet: {str(exc).splitlines()[0][:200]}.") from None
     del data
-    info = _parse_meta(table.schema.metadata)
     idf = read_idf(table.schema.metadata)
     missing = [c for c in REQUIRED_COLUMNS if c not in table.column_names]
     if missing:

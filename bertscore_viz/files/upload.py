@@ -24,6 +24,8 @@ import json
 import re
 from dataclasses import dataclass, field, replace
 
+from bertscore_viz.files import limits
+
 #: Largest file accepted, in bytes.
 MAX_BYTES = 50 * 1024 * 1024
 #: Most data rows read; later rows are left out (and listed as a problem).
@@ -269,9 +271,11 @@ def _read_jsonl(text: str, max_rows: int) -> tuple[Table | None, list[Problem]]:
     if stripped.startswith("["):
         # A JSON array of objects is common enough to accept.
         try:
-            arr = json.loads(stripped)
+            arr = limits.loads(stripped, "The JSON array")
         except json.JSONDecodeError as exc:
             return None, [Problem(exc.lineno, None, f"The file is not valid JSON: {exc.msg} at line {exc.lineno}.")]
+        except limits.LimitExceeded as exc:
+            return None, [Problem(None, None, str(exc))]
         items = [(i + 1, x) for i, x in enumerate(arr)] if isinstance(arr, list) else []
     else:
         items = []
@@ -279,10 +283,12 @@ def _read_jsonl(text: str, max_rows: int) -> tuple[Table | None, list[Problem]]:
             if not line.strip():
                 continue
             try:
-                items.append((n, json.loads(line)))
+                items.append((n, limits.loads(line, f"Line {n}")))
             except json.JSONDecodeError as exc:
                 problems.append(Problem(n, None, f"Line {n} is not valid JSON ({exc.msg}, column {exc.colno}); "
                                                  "it is left out. JSON Lines needs one object per line."))
+            except limits.LimitExceeded as exc:
+                problems.append(Problem(n, None, f"{exc} The line is left out."))
     for n, obj in items:
         if not isinstance(obj, dict):
             problems.append(Problem(n, None, f"Line {n} is a JSON {type(obj).__name__}, not an object with named "
@@ -319,7 +325,7 @@ def _json_cell(v):
         return str(v).lower()
     if isinstance(v, (int, float)):
         return str(v)
-    return json.dumps(v, ensure_ascii=False)
+    return limits.dumps_safe(v)
 
 
 # --- column detection -------------------------------------------------------------------------------------------
