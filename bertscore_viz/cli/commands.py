@@ -8,10 +8,16 @@ from pathlib import Path
 
 from bertscore_viz.errors import InputError, ModelError
 from bertscore_viz.figures.plots import figure_html, heatmap_figure
-from bertscore_viz.files.fileio import atomic_write_bytes, atomic_write_text
+from bertscore_viz.files.fileio import atomic_write_bytes, atomic_write_text, check_writable
 from bertscore_viz.models.catalog import get_entry, install_state, installed_path, models_home
 from bertscore_viz.models.install import install
-from bertscore_viz.rescaling.baseline_compute import DEFAULT_MAX_WORDS, compute_baseline, read_corpus, write_baseline
+from bertscore_viz.rescaling.baseline_compute import (
+    DEFAULT_MAX_WORDS,
+    compute_baseline,
+    provenance_path,
+    read_corpus,
+    write_baseline,
+)
 from bertscore_viz.rescaling.layers import tune_layers, write_table
 
 
@@ -23,8 +29,7 @@ def run_show_cli(args) -> int:
     out = Path(args.output)
     if out.suffix.lower() not in (".html", ".htm", ".png", ".svg", ".pdf"):
         raise InputError(f"Cannot write {out.name!r}: expected an output ending in .html, .png, .svg or .pdf.")
-    if not out.parent.exists():
-        raise InputError(f"Cannot write {out}: the directory {out.parent} does not exist.")
+    check_writable(out, "the figure")  # before the model loads
     scorer = Scorer(model=args.model, layer=args.layer, idf=args.idf, rescale_with_baseline=args.rescale_with_baseline,
                     lang=args.lang, baseline_path=args.baseline_path, batch_size=args.batch_size,
                     device=args.device, precision=args.precision)
@@ -55,6 +60,8 @@ def run_baseline_cli(args) -> int:
     max_words = getattr(args, "max_words", DEFAULT_MAX_WORDS)
     if args.pairs is not None and args.pairs < 1:
         raise InputError(f"--pairs must be at least 1, got {args.pairs}.")
+    check_writable(args.output, "the baseline")  # before minutes of work, not after
+    check_writable(provenance_path(args.output), "its provenance")
     corpus = read_corpus(args.corpus, max_words)
     print(f"corpus {' '.join(map(str, args.corpus))}: {len(corpus.sentences)} usable sentences of "
           f"{corpus.lines_read} lines",
@@ -81,6 +88,8 @@ def run_tune_layers_cli(args) -> int:
     """``python -m bertscore_viz tune-layers --data DIR -m MODEL [--idf] [--no-bleu] [-o OUT.tsv]``."""
     from bertscore_viz.cli.progress import progress_bar
 
+    if args.output:
+        check_writable(args.output, "the table")  # before the model pass, not after
     with progress_bar("scoring segments", "segments") as progress:
         table = tune_layers(args.data, model=args.model, idf=args.idf, bleu=not args.no_bleu,
                             batch_size=args.batch_size, device=args.device, progress=progress)

@@ -18,23 +18,11 @@ from bertscore_viz.errors import BertScoreVizError, InputError
 
 
 def read_lines(path: str | Path, what: str) -> list[str]:
-    """Lines of a UTF-8 text file (one sentence per line, stripped as bert-score's CLI does)."""
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"The {what} file {path} does not exist.") from None
-    except OSError as exc:
-        raise InputError(f"The {what} file {path} cannot be read: {exc.strerror}.") from None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"The {what} file {path} is not UTF-8 (bad byte at offset {exc.start}). "
-                         "Convert it, e.g. `iconv -f latin1 -t utf-8`.") from None
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return [line.strip() for line in lines]
+    """Lines of a UTF-8 text file as bert-score's CLI reads them (:mod:`bertscore_viz.files.textfile`: universal
+    newlines, each line stripped); a directory, a missing, empty or non-UTF-8 file is an InputError."""
+    from bertscore_viz.files.textfile import read_text_lines
+
+    return read_text_lines(path, f"{what} file")
 
 
 def _add_model_args(p: argparse.ArgumentParser) -> None:
@@ -152,6 +140,10 @@ def _inputs(args) -> tuple[list[str], list[list[str]]]:
     taken for missing files too (bert-score would score the two names as sentences and exit 0). Sentences, even of
     one word when punctuated (``Hello.``) or a number (``3.14``), are scored as in bert-score."""
     roles = [("candidate", args.cand)] + [("reference", r) for r in args.ref]
+    dirs = [f"the {role} {v} is a directory" for role, v in roles if Path(v).is_dir()]
+    if dirs:
+        raise InputError(f"{'; '.join(dirs).capitalize()}. -c and -r take files (one sentence per line) or "
+                         "sentences.")
     missing = [f"the {role} file {v} does not exist" for role, v in roles
                if not Path(v).exists() and looks_like_path(v)]
     if missing:

@@ -88,6 +88,94 @@ def atomic_write_via(path: str | Path, render: Callable[[str], None]) -> Path:
     return path
 
 
+def atomic_write_many(items: list[tuple[str | Path, bytes]]) -> list[Path]:
+    """Write several files as one: each to a temporary file first (flushed to disk), then moved into place in
+    order; when a move fails, the files already moved are put back as they were (from a hard link, or a copy, of
+    each earlier file taken before), so that a failure leaves every file as it was (a table and its provenance
+    never disagree).
+
+    Raises:
+        OutputError: the file system refused; nothing was written or changed.
+    """
+    import shutil
+
+    paths = [Path(p) for p, _ in items]
+    temps: list[str] = []
+    backups: dict[Path, str | None] = {}
+    done: list[Path] = []
+    try:
+        for path, (_, data) in zip(paths, items):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            remove_stale_temporaries(path.parent)
+            fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=path.suffix, dir=path.parent)
+            temps.append(tmp)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            _fsync_path(tmp)
+            os.chmod(tmp, 0o644)
+        for path in paths:
+            backups[path] = None
+            if path.exists():
+                fd, keep = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".old", dir=path.parent)
+                os.close(fd)
+                os.unlink(keep)
+                try:
+                    os.link(path, keep)
+                except OSError:
+                    shutil.copy2(path, keep)
+                backups[path] = keep
+        for path, tmp in zip(paths, temps):
+            os.replace(tmp, path)
+            done.append(path)
+    except OSError as exc:
+        for path in reversed(done):  # put back what was replaced
+            try:
+                if backups.get(path):
+                    os.replace(backups.pop(path), path)
+                else:
+                    os.unlink(path)
+            except OSError:
+                pass
+        failed = paths[len(done)] if len(done) < len(paths) else paths[-1]
+        raise OutputError(_message(failed, exc)) from exc
+    finally:
+        for name in temps + [b for b in backups.values() if b]:
+            try:
+                os.unlink(name)
+            except OSError:
+                pass
+    for directory in dict.fromkeys(p.parent for p in paths):
+        _fsync_directory(directory)
+    return paths
+
+
+def check_writable(path: str | Path, what: str = "the output") -> Path:
+    """Refuse an output that cannot be written, before any work: a directory, a missing folder that cannot be
+    made (a file in the way), or a folder this process may not write in (checked by creating and removing a
+    temporary file there). Creates nothing that stays.
+
+    Raises:
+        OutputError: naming the file and the reason.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise OutputError(f"Cannot write {what} {path}: it is a directory. Give a file name (e.g. {path / 'out.tsv'}).")
+    parent = path.parent
+    existing = parent
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise OutputError(f"Cannot write {what} {path}: {existing} is a file, not a folder.")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".probe", dir=existing)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise OutputError(f"Cannot write {what} {path}: {existing} is not writable ({exc.strerror or exc}). "
+                          "Choose another output location.") from None
+    return path
+
+
 def remove_stale_temporaries(directory: str | Path, older_than: float = STALE_SECONDS) -> list[str]:
     """Remove our own temporary files (``.tmp-bertscore-viz-*``, owned by this user, regular files) in
     ``directory`` that were not touched for ``older_than`` seconds; returns their names. Errors are ignored: this is

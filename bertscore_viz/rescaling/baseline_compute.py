@@ -31,7 +31,8 @@ import numpy as np
 
 from bertscore_viz.engine.baseline import BaselineTable, parse_baseline
 from bertscore_viz.errors import InputError
-from bertscore_viz.files.fileio import atomic_write_text
+from bertscore_viz.files.fileio import atomic_write_many
+from bertscore_viz.files.textfile import decode_text, read_bytes, split_lines
 from bertscore_viz.locations import EXAMPLES_DIR
 from bertscore_viz.models.spec import resolve_model
 from bertscore_viz.versions import package_version
@@ -111,13 +112,7 @@ def provenance_path(output: str | Path) -> Path:
 
 # --- corpus -----------------------------------------------------------------------------------------------------
 def _decode(data: bytes, source: str) -> str:
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(
-            f"The corpus {source} is not UTF-8 text (bad byte at offset {exc.start}). Convert it first, e.g. "
-            "`iconv -f latin1 -t utf-8 FILE > FILE.utf8`."
-        ) from None
+    return decode_text(data, f"The corpus {source}")
 
 
 def _lines_to_corpus(raw: list[str], sha256: str, source: str, max_words: int,
@@ -141,7 +136,7 @@ def prepare_corpus(data: bytes, source: str = "<upload>", max_words: int = DEFAU
         InputError: not UTF-8, no usable line, or a single usable line (a pair needs two different sentences).
     """
     text = _decode(data, source)
-    return _lines_to_corpus(text.splitlines(), hashlib.sha256(data).hexdigest(), source, max_words)
+    return _lines_to_corpus(split_lines(text), hashlib.sha256(data).hexdigest(), source, max_words)
 
 
 def check_usable(corpus: CorpusLines, max_words: int = DEFAULT_MAX_WORDS) -> None:
@@ -187,15 +182,9 @@ def read_corpus(paths: str | Path | Sequence[str | Path], max_words: int = DEFAU
     raw: list[str] = []
     info = []
     for path in files:
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            raise InputError(f"The corpus file {path} does not exist. Give a text file with one sentence per "
-                             "line.") from None
-        except OSError as exc:
-            raise InputError(f"The corpus file {path} cannot be read: {exc.strerror}.") from None
+        data = read_bytes(path, "corpus file")
         digest.update(data)
-        lines = _decode(data, str(path)).splitlines()
+        lines = split_lines(_decode(data, str(path)))
         raw.extend(lines)
         info.append({"path": str(path), "sha256": hashlib.sha256(data).hexdigest(), "lines": len(lines)})
     source = str(files[0]) if len(files) == 1 else f"{len(files)} files in {files[0].parent}"
@@ -413,13 +402,11 @@ def compute_baseline(corpus: CorpusLines, model=None, lang: str = "en", n_pairs:
 
 
 def write_baseline(result: BaselineResult, output: str | Path) -> tuple[Path, Path]:
-    """Write ``OUT.tsv`` and ``OUT.provenance.json``; returns both paths."""
+    """Write ``OUT.tsv`` and ``OUT.provenance.json`` as one (:func:`~bertscore_viz.files.fileio.atomic_write_many`:
+    a failure leaves both as they were); returns both paths."""
     output = Path(output)
-    if output.parent and not output.parent.exists():
-        output.parent.mkdir(parents=True, exist_ok=True)
     prov = provenance_path(output)
-    atomic_write_text(prov, result.provenance_json())
-    atomic_write_text(output, result.tsv())
+    atomic_write_many([(output, result.tsv().encode("utf-8")), (prov, result.provenance_json().encode("utf-8"))])
     return output, prov
 
 

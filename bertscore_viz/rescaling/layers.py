@@ -24,7 +24,7 @@ from typing import Callable
 import numpy as np
 
 from bertscore_viz.errors import InputError
-from bertscore_viz.files.fileio import atomic_write_text
+from bertscore_viz.files.fileio import atomic_write_many
 from bertscore_viz.versions import package_version
 
 PREFIX = "DAseg-newstest2016"
@@ -273,12 +273,10 @@ def _provenance(sets: list[DASet], scorer, idf: bool, bleu: bool) -> dict:
 def write_table(table: LayerTable, output: str | Path) -> list[Path]:
     """Write ``OUT.tsv`` and, beside it, ``OUT.md`` and ``OUT.json``."""
     output = Path(output)
-    output.parent.mkdir(parents=True, exist_ok=True)
     stem = output.name[: -len(output.suffix)] if output.suffix else output.name
     paths = [output, output.with_name(stem + ".md"), output.with_name(stem + ".json")]
-    for path, text in zip(paths, (table.to_tsv(), table.to_markdown(), table.to_json())):
-        atomic_write_text(path, text)
-    return paths
+    texts = (table.to_tsv(), table.to_markdown(), table.to_json())
+    return atomic_write_many([(p, t.encode("utf-8")) for p, t in zip(paths, texts)])  # all three, or none
 
 
 def shipped_table_path(model: str) -> Path:

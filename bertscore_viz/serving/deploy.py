@@ -548,19 +548,21 @@ def saved_baseline_path(directory: str | Path, lang: str, model: str) -> Path:
 def save_baseline(directory: str | Path, lang: str, model: str, table, provenance_json: str | None = None) -> Path:
     """Keep a baseline (bert-score's format) for later sessions, written atomically, provenance beside it.
 
-    The provenance of an earlier baseline of the same model and language is removed first, then the table is
-    written, then its own provenance (when given): an interruption leaves a table with its own provenance or with
-    none, never with another baseline's.
+    With a provenance, the table and the provenance are written as one (a failure leaves both as they were);
+    without, the provenance of an earlier baseline of the same model and language is removed first, then the table
+    is written: a table never stands beside another baseline's provenance.
     """
     from bertscore_viz.engine.baseline import format_baseline
-    from bertscore_viz.files.fileio import atomic_write_text
+    from bertscore_viz.files.fileio import atomic_write_many, atomic_write_text
 
     path = saved_baseline_path(directory, lang, model)
     provenance = path.with_suffix(".provenance.json")
+    if provenance_json is not None:
+        atomic_write_many([(path, format_baseline(table.values).encode("utf-8")),
+                           (provenance, provenance_json.encode("utf-8"))])
+        return path
     provenance.unlink(missing_ok=True)
     atomic_write_text(path, format_baseline(table.values))
-    if provenance_json is not None:
-        atomic_write_text(provenance, provenance_json)
     return path
 
 

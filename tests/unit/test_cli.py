@@ -123,10 +123,9 @@ def test_missing_candidate_file_exit_2(files, capsys):
     assert code == 2 and "candidate file" in err and "does not exist" in err
 
 
-def test_unreadable_reference_exit_2(files, capsys):
-    # a directory cannot be read as a file (root ignores permission bits, so chmod cannot make one unreadable)
+def test_a_directory_as_reference_exit_2_and_is_called_a_directory(files, capsys):
     code, _, err = run(capsys, "score", "-c", files["cand"], "-r", files["dir"])
-    assert code == 2 and "cannot be read" in err
+    assert code == 2 and "is a directory" in err
 
 
 def test_non_utf8_file_exit_2(files, capsys, tmp_path):
