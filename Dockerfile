@@ -46,7 +46,6 @@ RUN pip install "torch==${TORCH_VERSION}" --index-url "https://download.pytorch.
 
 COPY app.py ./
 COPY app_pages ./app_pages
-COPY baselines ./baselines
 COPY .streamlit ./.streamlit
 
 USER app

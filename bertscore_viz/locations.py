@@ -4,7 +4,7 @@ from pathlib import Path
 
 #: The installed package.
 PACKAGE_DIR = Path(__file__).resolve().parent
-#: ``baselines/<lang>/<model>.tsv`` and ``baselines/layers/``, beside the package in the repository.
-BASELINE_DIR = PACKAGE_DIR.parent / "baselines"
+#: ``baselines/<lang>/<model>.tsv`` and ``baselines/layers/``, inside the package (so that a wheel has them).
+BASELINE_DIR = PACKAGE_DIR / "baselines"
 #: Example files (the Compare page's "Load example").
 EXAMPLES_DIR = PACKAGE_DIR / "examples"

@@ -78,7 +78,8 @@ def test_curves_effect_and_tuning_table(default_page):
     scatter = charts[1]["data"][0]
     raw, rescaled = _arr(scatter["x"]), _arr(scatter["y"])
     assert len(raw) == 120
-    b = np.loadtxt(ROOT / "baselines" / "en" / f"{BUNDLED_MODEL_NAME}.tsv", delimiter=",", skiprows=1)[4, 3]
+    b = np.loadtxt(ROOT / "bertscore_viz" / "baselines" / "en" / f"{BUNDLED_MODEL_NAME}.tsv", delimiter=",",
+                   skiprows=1)[4, 3]
     np.testing.assert_allclose(rescaled, (raw - b) / (1 - b), atol=1e-9)
     assert rescaled.min() < raw.min()
     # the shipped layer-tuning table, with the sentence-BLEU row
@@ -135,7 +136,7 @@ def test_uploaded_baseline_file_is_used_and_bad_files_rejected():
     assert "uploaded mine.tsv" in _texts(at).replace("\\", "")
     bad = _page(baseline_file_input={"name": "bad.tsv", "data": b"layer;p;r;f\n0;1;2;3\n"})
     assert any("expected the header LAYER,P,R,F" in e.value.replace("\\", "") for e in bad.error)
-    roberta = (ROOT / "baselines" / "en" / "roberta-large.tsv").read_bytes()
+    roberta = (ROOT / "bertscore_viz" / "baselines" / "en" / "roberta-large.tsv").read_bytes()
     other = _page(baseline_file_input={"name": "roberta-large.tsv", "data": roberta})
     assert any("has 25 rows" in e.value.replace("\\", "") and "another model" in e.value for e in other.error)
     assert "custom_baselines" not in other.session_state

@@ -141,7 +141,8 @@ def test_a_labelled_model_keeps_its_real_name_default_layer_and_baselines():
     spec = deploy.check_model("mpnet", pol)
     assert (spec.name, spec.default_layer, spec.source) == ("all-mpnet-base-v2", 7, str(installed))
     np.testing.assert_array_equal(find_baseline(spec.name, "en").values,
-                                  read_baseline(ROOT / "baselines" / "en" / "all-mpnet-base-v2.tsv").values)
+                                  read_baseline(ROOT / "bertscore_viz" / "baselines" / "en"
+                                                / "all-mpnet-base-v2.tsv").values)
     sc = Scorer(model=spec, rescale_with_baseline=True, lang="en")  # no model pass: the signature and baseline
     assert sc.layer == 7 and str(sc.signature).startswith("all-mpnet-base-v2_L7_no-idf_")
     assert str(sc.signature).endswith("-rescaled") and "mpnet_" not in str(sc.signature)

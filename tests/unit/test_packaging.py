@@ -123,7 +123,7 @@ def test_pyproject_declares_the_requirements_with_minimums_the_code_needs():
 def test_the_repository_and_the_bert_score_baselines_carry_their_licences():
     mit = (ROOT / "LICENSE").read_text(encoding="utf-8")
     assert mit.startswith("MIT License") and "Copyright (c) 2026 the bertscore-viz authors" in mit
-    bert_score = (ROOT / "baselines" / "LICENSE.bert-score").read_text(encoding="utf-8")
+    bert_score = (ROOT / "bertscore_viz" / "baselines" / "LICENSE.bert-score").read_text(encoding="utf-8")
     assert "MIT License" in bert_score and "Tianyi Zhang, Varsha Kishore, Felix Wu" in bert_score
     assert "Permission is hereby granted, free of charge" in bert_score
 
