@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from bertscore_viz.errors import BertScoreVizError
+from bertscore_viz.files.upload import MAX_CELL_CHARS
 from bertscore_viz.ui.compare_state import dataset_references
 from bertscore_viz.ui.explain_view import explain_or_raw, render_explanation
 from bertscore_viz.ui.messages import show_error
@@ -24,6 +25,10 @@ EXAMPLES = {
                               ["consumers prefer imported cars", "people like visiting places abroad"]),
 }
 MAX_REFERENCES = 8
+#: Longest candidate or reference typed (as a cell of an upload): the model reads at most 512 tokens anyway.
+MAX_TEXT_CHARS = MAX_CELL_CHARS
+#: Longest pasted idf corpus (as a corpus upload on the Baselines page).
+MAX_IDF_CHARS = 5 * 2**20
 
 
 def _ref_key(i: int) -> str:
@@ -78,12 +83,13 @@ def _inputs() -> tuple[str, list[str]]:
     cols = st.columns(2)
     with cols[0]:
         cand = st.text_area("Candidate", key=f"{KEY}_candidate", height=100, on_change=_on_edit,
+                            max_chars=MAX_TEXT_CHARS,
                             help="The text being evaluated (precision is over its tokens).")
     refs = []
     with cols[1]:
         for i in range(n):
             refs.append(st.text_area("Reference" if i == 0 else f"Reference {i + 1}", key=_ref_key(i),
-                                     on_change=_on_edit,
+                                     on_change=_on_edit, max_chars=MAX_TEXT_CHARS,
                                      height=100 if n == 1 else 68,
                                      help="What the candidate should say (recall is over its tokens)."))
         row = st.container(horizontal=True, gap="small")
@@ -132,6 +138,7 @@ def _idf_source(n_refs: int) -> tuple[list[str] | None, str]:
         source = st.radio("idf from", options, key=f"{KEY}_idf_source", horizontal=True)
         if source == IDF_PASTED:
             text = st.text_area("Corpus for idf (one sentence per line)", key=f"{KEY}_idf_corpus", height=120,
+                                max_chars=MAX_IDF_CHARS,
                                 placeholder="Paste the references of your test set, one per line.")
             lines = [x.strip() for x in (text or "").splitlines() if x.strip()][:MAX_IDF_LINES]
             if not lines:

@@ -300,3 +300,14 @@ def test_long_input_is_truncated_with_a_warning():
     assert not at.exception
     assert any("truncated" in w.value for w in at.warning)
     assert at.metric
+
+
+def test_typed_texts_are_bounded_as_uploaded_cells_are():
+    """Issue 19: every request a browser can trigger has a ceiling; a pasted text had none (the browser enforces
+    max_chars before anything reaches the server)."""
+    from bertscore_viz.files.upload import MAX_CELL_CHARS
+
+    at = run_page(Settings(idf=True), inspect_idf_source="A pasted corpus")
+    assert at.text_area(key="inspect_candidate").proto.max_chars == MAX_CELL_CHARS
+    assert at.text_area(key="inspect_reference_0").proto.max_chars == MAX_CELL_CHARS
+    assert at.text_area(key="inspect_idf_corpus").proto.max_chars == 5 * 2**20
