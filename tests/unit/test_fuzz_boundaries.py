@@ -32,8 +32,13 @@ weird_texts = st.text(max_size=30)  # also lone surrogates
 
 
 def _finite_result(res) -> None:
-    for values in (res.precision, res.recall, res.f1):
-        assert np.all(np.isfinite(values)), values
+    """Finite numbers; the one exception is bert-score's own, never silent: with idf weights that sum to 0 on a
+    side (one reference: every token is in every reference), P or R is undefined (NaN), F1 is 0, and the result
+    says so."""
+    assert np.all(np.isfinite(res.f1)), res.f1
+    for values in (res.precision, res.recall):
+        if not np.all(np.isfinite(values)):
+            assert any("idf is degenerate" in w for w in res.warnings), res.warnings
 
 
 @FUZZ
@@ -150,3 +155,53 @@ def _usable(table: BaselineTable) -> None:
 def _model_once():
     """Load the bundled model once for the module (each example then costs a few milliseconds)."""
     Scorer(device="cpu").score(["a"], ["b"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.binary(max_size=400))
+def test_any_bytes_as_a_results_file_are_a_table_or_an_engine_error(data):
+    from bertscore_viz.comparison.results_file import read_results
+
+    try:
+        read_results(b"PAR1" + data + b"PAR1", max_bytes=2**20, max_rows=1000)
+    except BertScoreVizError as exc:
+        assert str(exc)
+
+
+json_value = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=8)),
+                          lambda c: st.one_of(st.lists(c, max_size=3), st.dictionaries(st.text(max_size=6), c,
+                                                                                        max_size=3)), max_leaves=12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(st.sampled_from(["format", "format_version", "settings", "systems", "n_segments", "baseline",
+                                        "signature"]), json_value))
+def test_any_results_metadata_is_read_or_refused_with_an_engine_error(fields):
+    import io
+    import json
+
+    import pyarrow.parquet as pq
+
+    from bertscore_viz.comparison import results_file
+
+    info = {"format": results_file.FORMAT, "format_version": 2, "settings": {"model": "m", "layer": 4, "idf": False},
+            "systems": ["A"], "n_segments": 1, "baseline": None, **fields}
+    table = results_file.schema().empty_table().replace_schema_metadata(
+        {results_file.META_KEY: json.dumps(info).encode()})
+    buf = io.BytesIO()
+    pq.write_table(table, buf)
+    try:
+        results_file.read_results(buf.getvalue(), max_rows=10)
+    except BertScoreVizError as exc:
+        assert str(exc)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.binary(max_size=500), st.sampled_from(["r.csv", "r.tsv", "r.jsonl", "r.json", None]))
+def test_any_bytes_of_rated_outputs_are_rows_or_problems(data, name):
+    from bertscore_viz.files.human_scores import parse_human_scores
+
+    rated = parse_human_scores(data, name)
+    assert len(rated.candidates) == len(rated.human) == len(rated.references) == len(rated.rows)
+    assert all(np.isfinite(rated.human))
+    assert rated.ok or rated.problems
