@@ -684,6 +684,11 @@ def main() -> None:
     language = _language_note(ds, sc.spec.name)
     if language:
         st.warning(escape_markdown(language), icon=":material/translate:")
+    human = [c for c in table.columns if c and upload.HUMAN_RE.match(c)]
+    if human:  # the file carries human judgments: the Agreement page correlates every metric with them
+        st.info(f"This file has human scores ({escape_markdown(', '.join(human[:3]))}); they are not scored as a "
+                "system. See how well BERTScore, chrF and BLEU agree with them on the **Agreement with humans** "
+                "page (its button “Use the Compare page's file”).", icon=":material/thumbs_up_down:")
     if comparison.rescaled:  # the baseline's language against the text's (once per dataset and language)
         note = compare_state().once_per_dataset("baseline_language", ds, settings.lang,
                                                 lambda: compare.baseline_language_note(ds, settings.lang))

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from bertscore_viz.files.upload import MAX_BYTES, MAX_CELL_CHARS, MAX_ROWS, Problem, read_table
 
 _HUMAN_RE = re.compile(r"^(human|human[ _\-]?scores?|scores?|da|z|z[ _\-]?scores?|raw[ _\-]?da|rating|mqm|"
-                       r"judge?ments?)$", re.I)
+                       r"judge?ments?)$", re.I)  # one column of scores (upload.HUMAN_RE also knows human_<system>)
 _GROUP_RE = re.compile(r"^(group|lp|lang[ _\-]?pair|language[ _\-]?pair|domain|subset)$", re.I)
 _REF_RE = re.compile(r"^(references?|refs?|targets?|tgt|gold)([ _\-.]?\d+)?$", re.I)
 _CAND_RE = re.compile(r"^(candidate|hypothesis|hyp|output|prediction|translation|summary|cand|mt|mt[ _\-]?system)$",

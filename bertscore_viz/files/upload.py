@@ -42,6 +42,9 @@ _ID_RE = re.compile(r"^(segment[ _\-]?id|seg[ _\-]?id|id|segment|doc[ _\-]?id)$"
 _SYS_RE = re.compile(r"^(system|system[ _\-]?name|model|sys)$", re.I)
 _CAND_RE = re.compile(r"^(candidate|hypothesis|hyp|output|prediction|translation|summary|cand)$", re.I)
 _ROW_RE = re.compile(r"^(row|index|unnamed: ?0)$", re.I)
+#: Human scores (read by files/human_scores.py for correlation; never a system's outputs here).
+HUMAN_RE = re.compile(r"^(human|human[ _\-].+|.+[ _\-]human|z[ _\-]?scores?|raw[ _\-]?da|rating|mqm|"
+                      r"judge?ments?)$", re.I)
 
 
 @dataclass(frozen=True)
@@ -354,7 +357,7 @@ def detect_mapping(columns) -> tuple[ColumnMapping | None, list[Problem]]:
         return None, problems
     if sys_col and cand_col:
         return ColumnMapping("long", tuple(refs), (), sys_col, cand_col, source, seg), problems
-    skip = set(refs) | {source, seg} | {c for c in cols if _ROW_RE.match(c)}
+    skip = set(refs) | {source, seg} | {c for c in cols if _ROW_RE.match(c) or HUMAN_RE.match(c)}
     systems = tuple(c for c in cols if c not in skip)
     if not systems:
         problems.append(Problem(1, None, f"No system column was found among {_names(cols)}. Add one column per "

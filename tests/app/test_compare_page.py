@@ -458,3 +458,15 @@ def test_rescaling_text_in_another_language_than_the_baseline_says_so():
                                                     "references are in") for w in at.warning)
     raw = _page(data, "ja.csv", settings=Settings(rescale=False))
     assert not any("Rescaling uses" in w.value for w in raw.warning)
+
+
+def test_a_human_column_is_not_a_system_and_points_to_the_agreement_page():
+    """Issue 22: a wide file with human scores scored the column 'human' as a system."""
+    data = ("reference,sysA,sysB,human\n"
+            "The cat sat on the mat.,A cat sat on the mat.,The cat sat.,0.8\n"
+            "It is cold today.,It is freezing.,Cold today.,0.3\n").encode()
+    at = _page(data, "rated.csv")
+    assert not at.exception, at.exception
+    assert set(_frame_with(at, "System")["System"]) == {"sysA", "sysB"}
+    assert any("This file has human scores (human)" in i.value and "Agreement with humans" in i.value
+               for i in at.info)
