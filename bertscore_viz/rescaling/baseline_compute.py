@@ -39,6 +39,9 @@ from bertscore_viz.versions import package_version
 
 #: Largest default number of pairs.
 MAX_DEFAULT_PAIRS = 100_000
+#: Most pairs one computation scores (about 30 minutes on 2 CPU cores): a typo cannot start a job of days. Means
+#: converge long before: the authors used 100,000 pairs.
+MAX_PAIRS = 1_000_000
 #: The authors kept lines under 32 words.
 DEFAULT_MAX_WORDS = 32
 
@@ -326,9 +329,15 @@ def compute_baseline(corpus: CorpusLines, model=None, lang: str = "en", n_pairs:
         InputError: fewer than two usable sentences, or a bad number of pairs.
     """
     from bertscore_viz import __version__
+    from bertscore_viz.engine.arguments import check_whole
     from bertscore_viz.engine.scorer import Scorer
     from bertscore_viz.models.catalog import model_source_record
 
+    check_whole(seed, "seed", minimum=0)  # before the model loads: numpy refuses negative seeds with a traceback
+    check_whole(n_pairs, "the number of pairs", minimum=1, optional=True)
+    if n_pairs is not None and n_pairs > MAX_PAIRS:
+        raise InputError(f"{n_pairs:,} pairs asked for; at most {MAX_PAIRS:,} are computed at once (the authors used "
+                         "100,000; the means settle long before). Ask for fewer pairs.")
     if scorer is None:
         spec = resolve_model(model)
         scorer = Scorer(model=spec, layer=spec.default_layer if spec.default_layer is not None else 0,

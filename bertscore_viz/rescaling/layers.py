@@ -148,7 +148,8 @@ def find_lps(data_dir: str | Path) -> list[str]:
     """Language pairs that have human, mt-system and reference files."""
     data_dir = Path(data_dir)
     if not data_dir.is_dir():
-        raise InputError(f"The DA data directory {data_dir} does not exist. Give a directory laid out as WMT16 DA "
+        what = "is a file, not a directory" if data_dir.exists() else "does not exist"
+        raise InputError(f"The DA data directory {data_dir} {what}. Give a directory laid out as WMT16 DA "
                          f"({PREFIX}.{{human,mt-system,reference}}.<lp>).")
     pat = re.compile(re.escape(PREFIX) + r"\.human\.(.+)$")
     lps = sorted(m.group(1) for f in data_dir.iterdir() if (m := pat.match(f.name)))

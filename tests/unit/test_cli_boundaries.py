@@ -131,3 +131,22 @@ def test_check_writable_names_the_problem(tmp_path):
         fileio.check_writable(tmp_path)
     fileio.check_writable(tmp_path / "new" / "deeper" / "x.tsv")  # missing folders are created when writing
     assert not (tmp_path / "new").exists()  # ...but not by the check
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--seed", "-1"], "seed must be at least 0, got -1"),  # numpy's traceback before
+    (["--pairs", "99999999999"], "at most 1,000,000 are computed at once"),  # a job of days before
+    (["--max-words", "0"], "max_words must be at least 1"),
+])
+def test_baseline_numbers_are_checked_before_any_work(files, capsys, monkeypatch, argv, message):
+    from bertscore_viz.rescaling import baseline_compute
+
+    monkeypatch.setattr(baseline_compute, "resolve_model", lambda *a: (_ for _ in ()).throw(AssertionError("loaded")))
+    code, _, err = run(capsys, "baseline", "--corpus", files["refs"], "-o", os.path.join(files["root"], "o.tsv"),
+                       *argv)
+    assert code == 2 and message in err, err
+
+
+def test_tune_layers_on_a_file_says_it_is_a_file(files, capsys):
+    code, _, err = run(capsys, "tune-layers", "--data", files["refs"])
+    assert code == 2 and "is a file, not a directory" in err
