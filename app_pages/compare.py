@@ -10,6 +10,7 @@ significance, charts, drill-down (its pair explained again), downloads.
 from __future__ import annotations
 
 import functools
+import re
 import time
 from dataclasses import replace
 
@@ -514,15 +515,17 @@ def _downloads_tab(ds, comparison, sig, table) -> None:
     sig_text = comparison.signature
     st.caption("CSV files open safely in a spreadsheet (formula-like cells are neutralised); the signature is in "
                "every row and on the first line of the JSON.")
+    source = re.sub(r"\.[A-Za-z0-9]{1,8}$", "", (compare_input() or {}).get("name") or "comparison")
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", f"{source}_{comparison.signature.split('_version=')[0]}")[:120]
     c1, c2, c3 = st.columns(3)
-    c1.download_button("System table (CSV)", data=safe_csv(table, sig_text), file_name="systems.csv",
+    c1.download_button("System table (CSV)", data=safe_csv(table, sig_text), file_name=f"{stem}_systems.csv",
                        mime="text/csv", key="cmp_dl_systems", on_click="ignore", icon=":material/download:")
     c2.download_button("Segment scores (CSV)",
                        data=lambda: safe_csv(compare.segment_table(ds, comparison, with_pr=True), sig_text),
-                       file_name="segments.csv", mime="text/csv", key="cmp_dl_segments", on_click="ignore",
+                       file_name=f"{stem}_segments.csv", mime="text/csv", key="cmp_dl_segments", on_click="ignore",
                        icon=":material/download:")
     c3.download_button("Everything (JSON)", data=lambda: to_json(compare.to_jsonable(ds, comparison, sig)),
-                       file_name="comparison.json", mime="application/json", key="cmp_dl_json",
+                       file_name=f"{stem}.json", mime="application/json", key="cmp_dl_json",
                        on_click="ignore", icon=":material/download:")
 
 

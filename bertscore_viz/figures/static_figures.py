@@ -25,6 +25,7 @@ import numpy as np
 from bertscore_viz.engine.results import PairExplanation, TokenSide
 from bertscore_viz.errors import InputError
 from bertscore_viz.figures.cells import _axis, _label, _shown, cell_values
+from bertscore_viz.figures.plots import ALIGN_SCALE, COL_MAX_COLOR, ROW_MAX_COLOR
 
 FORMATS = ("png", "svg", "pdf")
 #: Resolution of PNG output (dots per inch).
@@ -257,13 +258,20 @@ def heatmap_image(pair: PairExplanation, fmt: str = "png", show_special: bool = 
                if i in row_pos and int(j) in col_pos]
     r_marks = [(col_pos[j], row_pos[int(i)]) for j, i in enumerate(pair.ref_best_index)
                if j in col_pos and int(i) in row_pos]
+    # the page's colours (figures/plots.py): a ring for a row's maximum (precision), a cross for a column's
+    # (recall); with values printed, the cross sits in the cell's top-right corner so that it covers no value
     if p_marks:
         x, y = zip(*p_marks)
-        ax.scatter(x, y, s=(0.9 * pts) ** 2, facecolors="none", edgecolors="orange", linewidths=min(1.5, pts / 12),
-                   marker="o")
+        ax.scatter(x, y, s=(0.92 * pts) ** 2, facecolors="none", edgecolors=ROW_MAX_COLOR,
+                   linewidths=min(1.5, pts / 12), marker="o", label="row max (precision)")
     if r_marks:
         x, y = zip(*r_marks)
-        ax.scatter(x, y, s=(0.6 * pts) ** 2, c="red", linewidths=min(1.2, pts / 14), marker="x")
+        shift = 0.3 if with_values else 0.0
+        ax.scatter([v + shift for v in x], [v - shift for v in y], s=((0.25 if with_values else 0.6) * pts) ** 2,
+                   c=COL_MAX_COLOR, linewidths=min(1.5, pts / 14), marker="x", label="column max (recall)")
+    if p_marks or r_marks:
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12 if cell >= 0.2 else -0.05), ncol=2, fontsize=7,
+                  frameon=False, markerscale=min(1.0, 14 / max(pts, 1e-6)))
     note = "\n" + "; ".join(notes) if notes else ""
     ax.set_title(title + note + (f"\n{_missing_note(missing)}" if missing else ""), fontsize=8, parse_math=False,
                  fontfamily=families, wrap=True)
@@ -295,10 +303,16 @@ def alignment_image(pair: PairExplanation, fmt: str = "png", show_special: bool 
     ax = fig.add_subplot()
     xc = {int(p): k * (n - 1) / max(1, len(cand) - 1) for k, p in enumerate(cand)}
     xr = {int(p): k * (n - 1) / max(1, len(ref) - 1) for k, p in enumerate(ref)}
-    cmap = colormaps["RdYlBu"]
-    sims = np.asarray(pair.similarity, dtype=np.float64)
-    lo = float(sims.min()) if sims.size else 0.0
-    span = max(1e-9, 1.0 - lo)
+    cmap = colormaps[ALIGN_SCALE]
+    # the page's colours: each match's value (rescaled with the F baseline when the pair is, as the heatmap), on the
+    # range of the real tokens' best matches (red = weak, blue = strong)
+    sims, _ = cell_values(pair)
+    n_c, n_r = sims.shape
+    c_best = sims[np.arange(n_c), pair.cand_best_index] if n_c else np.zeros(0)
+    r_best = sims[pair.ref_best_index, np.arange(n_r)] if n_r else np.zeros(0)
+    real = np.concatenate([c_best[~pair.cand.special], r_best[~pair.ref.special]])
+    lo = float(real.min()) if real.size else 0.0
+    span = max(1e-6, (float(real.max()) if real.size else 1.0) - lo)
     from matplotlib.collections import LineCollection
 
     solid = [((xc[i], 1), (xr[int(j)], 0), sims[i, int(j)]) for i, j in enumerate(pair.cand_best_index)
@@ -326,6 +340,11 @@ def alignment_image(pair: PairExplanation, fmt: str = "png", show_special: bool 
     ax.text(-0.8, 1.0, "candidate", ha="right", va="center", fontsize=8, style="italic")
     ax.text(-0.8, 0.0, "reference", ha="right", va="center", fontsize=8, style="italic")
     ax.set_title(title + (f"\n{_missing_note(missing)}" if missing else ""), fontsize=8, parse_math=False,
-                 fontfamily=families)
+                 fontfamily=families, wrap=True)
+    from matplotlib.cm import ScalarMappable
+    from matplotlib.colors import Normalize
+
+    fig.colorbar(ScalarMappable(Normalize(lo, lo + span), cmap), ax=ax, shrink=0.8, pad=0.01,
+                 label="rescaled similarity" if pair.rescaled is not None else "cosine")
     with _LOCK:
         return _save(fig, fmt)

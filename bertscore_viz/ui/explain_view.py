@@ -12,6 +12,7 @@ with math typesetting off, so ``<script>``, ``**bold**`` and ``$x$`` show as typ
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -149,6 +150,14 @@ def _token_tables(pair: PairExplanation, show_special: bool, merge: bool, key: s
                      height=min(400, 38 + 35 * max(1, len(frame))))
 
 
+def download_stem(pair: PairExplanation) -> str:
+    """``bertscore_<model>_L<layer>_<first words of the candidate>``: a file name that says what it holds (safe
+    characters only)."""
+    words = "-".join(str(pair.candidate).split()[:4])[:40] or "empty"
+    raw = f"bertscore_{pair.signature.model}_L{pair.signature.layer}_{words}"
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", raw).strip("-.")
+
+
 def _downloads(explanation, pair: PairExplanation, view: tuple[bool, bool], key: str) -> None:
     """Figures (HTML, PNG, SVG), token table (CSV), explanation (JSON).
 
@@ -158,6 +167,7 @@ def _downloads(explanation, pair: PairExplanation, view: tuple[bool, bool], key:
     from bertscore_viz.figures import static_figures
 
     sig = str(pair.signature)
+    name = download_stem(pair)
 
     def heatmap():
         return plots.heatmap_figure(pair, show_special=view[0], merge_words=view[1])
@@ -175,23 +185,24 @@ def _downloads(explanation, pair: PairExplanation, view: tuple[bool, bool], key:
         row.download_button(
             f"{name} (HTML)", data=lambda b=build, n=name: plots.figure_html(b(), f"BERTScore {n.lower()}", pair,
                                                                              light=light),
-            file_name=f"{stem}.html", mime="text/html", key=f"{key}_dl_{stem}_html", icon=":material/download:",
+            file_name=f"{name}_{stem}.html", mime="text/html", key=f"{key}_dl_{stem}_html", icon=":material/download:",
             on_click="ignore", help="Interactive figure with the texts, scores and signature.")
-        for fmt, mime in (("png", "image/png"), ("svg", "image/svg+xml")) if refused is None else ():
+        for fmt, mime in ((("png", "image/png"), ("svg", "image/svg+xml"), ("pdf", "application/pdf"))
+                          if refused is None else ()):
             row.download_button(
                 f"{name} ({fmt.upper()})",
                 data=lambda im=image, f=fmt: im(pair, f, show_special=view[0], merge_words=view[1]),
-                file_name=f"{stem}.{fmt}", mime=mime, key=f"{key}_dl_{stem}_{fmt}", icon=":material/download:",
+                file_name=f"{name}_{stem}.{fmt}", mime=mime, key=f"{key}_dl_{stem}_{fmt}", icon=":material/download:",
                 on_click="ignore")
     if refused is not None:
         st.caption(escape_markdown(refused))
     row.download_button(
         "Token table (CSV)", data=lambda: export.safe_csv(explain_table.token_table(pair, "both"), sig),
-        file_name="tokens.csv", mime="text/csv", key=f"{key}_dl_csv", icon=":material/download:",
+        file_name=f"{name}_tokens.csv", mime="text/csv", key=f"{key}_dl_csv", icon=":material/download:",
         on_click="ignore", help="Both sides, every token, with the signature.")
     row.download_button(
         "Explanation (JSON)", data=lambda: export.to_json(explain_table.explanation_dict(explanation)),
-        file_name="explanation.json", mime="application/json", key=f"{key}_dl_json",
+        file_name=f"{name}_explanation.json", mime="application/json", key=f"{key}_dl_json",
         icon=":material/download:", on_click="ignore",
         help="Tokens, similarity matrix, best matches, scores, baselines, warnings and signature.")
 

@@ -134,3 +134,35 @@ def test_show_writes_atomically(tmp_path, monkeypatch, suffix):
                                                           str(out)]))
     assert out.read_bytes() == b"an earlier figure" and [p.name for p in tmp_path.iterdir()] == [out.name]
     assert not hasattr(plots, "write_figure") and not hasattr(plots, "figure_png")  # no kaleido code left
+
+
+def test_markers_use_the_pages_colours_and_file_names_say_what_they_hold():
+    """Issue 23, item 10: the PNG's ring and cross had the page's colours swapped, and downloads were all
+    'heatmap.png'."""
+    from matplotlib.figure import Figure
+
+    from bertscore_viz import Scorer
+    from bertscore_viz.figures.plots import COL_MAX_COLOR, ROW_MAX_COLOR
+    from bertscore_viz.ui.explain_view import download_stem
+
+    pair = Scorer().explain("The cat sat on the mat.", "A cat was sitting on the mat.")
+    figures = []
+    original = Figure.savefig
+
+    def keep(self, *a, **k):
+        figures.append(self)
+        return original(self, *a, **k)
+
+    Figure.savefig = keep
+    try:
+        static_figures.heatmap_image(pair, "png")
+    finally:
+        Figure.savefig = original
+    (ax,) = [a for a in figures[0].axes if a.get_label() != "<colorbar>"][:1]
+    colours = {c.get_label(): c for c in ax.collections}
+    import matplotlib.colors as mc
+
+    assert mc.to_hex(colours["row max (precision)"].get_edgecolor()[0]) == ROW_MAX_COLOR
+    assert mc.to_hex(colours["column max (recall)"].get_facecolor()[0]) == COL_MAX_COLOR
+    assert download_stem(pair) == "bertscore_all-MiniLM-L6-v2_L4_The-cat-sat-on"
+    assert static_figures.heatmap_image(pair, "pdf").startswith(b"%PDF")
