@@ -271,6 +271,9 @@ def section_compute(settings, spec) -> None:
     if done and done[:2] == (settings.lang, spec.name):
         st.success(f"Baseline computed; it is now used for {escape_markdown(spec.name)} ({settings.lang}) on every "
                    "page of this session when rescaling is on.", icon=":material/check_circle:")
+        note = small_sample_note(done[3], settings.resolved_layer())
+        if note:
+            st.warning(escape_markdown(note), icon=":material/warning:")
         name = spec.name.replace("/", "_")
         d1, d2 = st.columns(2)
         with d1:
@@ -280,6 +283,28 @@ def section_compute(settings, spec) -> None:
             st.download_button("Download provenance (JSON)", ui_cache.public_provenance(done[3]) or "{}",
                                f"{name}.provenance.json",
                                "application/json", key="bl_download_json", icon=":material/download:")
+
+
+#: Below this many pairs a computed baseline gets a note: its means are uncertain (the shipped ones use 100,000;
+#: the authors, 100,000 per language).
+SMALL_SAMPLE_PAIRS = 2000
+
+
+def small_sample_note(provenance_json: str, layer: int) -> str | None:
+    """A note when a computed baseline rests on few pairs, with the F standard error at the current layer."""
+    import json
+
+    try:
+        prov = json.loads(provenance_json)
+        pairs = int(prov["pairs"])
+        stderr = float(prov["stderr"]["F"][layer])
+    except (ValueError, KeyError, IndexError, TypeError):
+        return None
+    if pairs >= SMALL_SAMPLE_PAIRS:
+        return None
+    return (f"This baseline rests on {pairs:,} pairs only: its F at layer {layer} has a standard error of "
+            f"{stderr:.4f}, and rescaled scores move by about that much divided by (1 − b). A stable baseline takes "
+            f"thousands of pairs (the shipped ones: 100,000); use a larger corpus, or more pairs.")
 
 
 def section_upload(settings, spec) -> None:

@@ -16,7 +16,7 @@ from bertscore_viz.models.catalog import availability, catalog, get_entry
 from bertscore_viz.models.spec import BUNDLED_MODEL_NAME
 from bertscore_viz.ui import cache
 from bertscore_viz.ui.cache import resolve_model  # the deployment's allow-list applies to every model chosen here
-from bertscore_viz.ui.messages import show_error
+from bertscore_viz.ui.messages import escape_markdown, show_error
 
 log = logging.getLogger("bertscore_viz.app")
 
@@ -113,8 +113,21 @@ def sidebar() -> Settings:
         st.code(sig, language=None, wrap_lines=True)
         if settings.rescale and "-rescaled" not in sig:
             st.caption("No baseline for this model, language and layer: the numbers are raw.")
+        elif settings.rescale:
+            st.caption(escape_markdown(baseline_in_use(settings, spec.name)))
     st.session_state["settings"] = settings
     return settings
+
+
+def baseline_in_use(settings, model: str) -> str:
+    """Which baseline the numbers are rescaled with: this session's (computed or uploaded), one saved on this
+    server, or the shipped file (named as messages name it)."""
+    from bertscore_viz.engine.baseline import display_path, shipped_baseline_path
+
+    custom = cache.custom_baseline(settings)
+    if custom is not None:
+        return f"Baseline in use: {custom.source} (custom: the signature says -custom-rescaled)."
+    return f"Baseline in use: {display_path(shipped_baseline_path(settings.lang, model))} (shipped)."
 
 
 def _catalog_entry(name: str):
@@ -147,13 +160,16 @@ def _model_picker() -> str:
               or (pol.allow_custom_models and (state == "hub-cached" or pol.allow_downloads)))
         (selectable if ok else listed).append(e.name)
     names = selectable + extra + ([OTHER] if pol.allow_custom_models else [])
-    choice = st.selectbox("Model", names, key="model_choice", format_func=_model_label,
-                          help="Installed and bundled models run offline. 'offline install' models need one "
-                               "command (shown below) and no hub; hub models download from Hugging Face on first "
-                               "use. 'Other' takes a local Hugging Face model directory or a hub name.")
+    help_text = ("Installed and bundled models run offline; an 'offline install' model needs one command (shown "
+                 "below) and no hub" + ("; hub models download from Hugging Face on first use" if pol.allow_downloads
+                                        else "") + (". 'Other' takes a local Hugging Face model directory or a hub "
+                                                    "name." if pol.allow_custom_models else "."))
+    choice = st.selectbox("Model", names, key="model_choice", format_func=_model_label, help=help_text)
     if listed:
-        st.caption(f"Not offered on this server: {', '.join(listed)} (hub models; whoever runs the server can "
-                   "allow them).")
+        with st.expander(f"{len(listed)} more model(s) not offered here"):
+            st.caption(f"{', '.join(listed)}: hub models this server does not load. Whoever runs the server can "
+                       "offer them: BERTSCORE_VIZ_MODELS (a list), BERTSCORE_VIZ_ALLOW_DOWNLOADS (fetch hub models) "
+                       "or BERTSCORE_VIZ_ALLOW_CUSTOM_MODELS (any directory or hub name); see docs/DEPLOY.md.")
     if choice == OTHER:
         typed = st.text_input("Model path or hub name", key="model_other",
                               placeholder="/path/to/model or roberta-large").strip()

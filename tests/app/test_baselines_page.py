@@ -110,6 +110,9 @@ def test_corpus_upload_computes_a_baseline_used_at_once():
     np.testing.assert_array_equal(table.values, expected.values)
     assert "this session's baseline" in _texts(at) and len(_charts(at)) == 4
     assert len(at.get("download_button")) == 2
+    # issue 23, item 6: 30 pairs is a small sample, and the page says so with the standard error at the layer
+    assert any(w.value.replace("\\", "").startswith("This baseline rests on 30 pairs only: its F at layer 4 has a "
+                                                    "standard error of") for w in at.warning)
     # used at once on another page: Inspect, with rescaling on, rescales with it (signature -custom-rescaled)
     at.switch_page(str(ROOT / "app_pages" / "inspect.py"))
     use_settings(at, Settings(lang="de", rescale=True))

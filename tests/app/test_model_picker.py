@@ -122,7 +122,12 @@ def test_a_locked_down_server_lists_hub_models_without_offering_them(home, locke
     assert "all-mpnet-base-v2 (not installed: offline install)" in options  # shows its install command only
     assert not any(o.startswith("roberta-large") for o in options)
     assert not any(o.startswith("Other") for o in options)
-    assert any("Not offered on this server" in c.value and "roberta-large" in c.value for c in at.sidebar.caption)
+    # issue 23, item 7: compact (an expander, not a standing paragraph), says how an operator allows more, and the
+    # help mentions no 'Other' option that this server does not have
+    (more,) = [e for e in at.sidebar.expander if "not offered here" in e.label]
+    text = " ".join(c.value for c in more.caption)
+    assert "roberta-large" in text and "BERTSCORE_VIZ_ALLOW_DOWNLOADS" in text and "docs/DEPLOY.md" in text
+    assert "'Other'" not in at.sidebar.selectbox(key="model_choice").help
 
 
 def test_an_operators_label_is_shown_and_the_model_keeps_its_own_name(home, monkeypatch):
@@ -162,3 +167,20 @@ def test_an_allow_listed_model_that_fails_to_load_is_named_by_its_label_not_its_
     assert "'house-model'" in shown, shown
     assert "secret-weights-v3" not in shown and str(tmp_path) not in shown
     assert _chosen(at).startswith(f"MODEL={BUNDLED_MODEL_NAME} ")
+
+
+def test_the_sidebar_names_the_baseline_in_use(home, locked_server):
+    """Issue 23, item 6: with a session's own baseline the signature said -custom-rescaled while the sidebar named
+    the shipped one."""
+    import numpy as np
+
+    from bertscore_viz.engine.baseline import BaselineTable
+
+    at = _run(rescale=True)
+    assert any(c.value.replace("\\", "").startswith("Baseline in use: baselines/en/all-MiniLM-L6-v2.tsv (shipped)")
+               for c in at.sidebar.caption)
+    mine = BaselineTable(np.full((7, 3), 0.4), "computed from corpus.txt, 500 pairs, seed 0")
+    at = _run(rescale=True, custom_baselines={("en", BUNDLED_MODEL_NAME): mine})
+    assert any("Baseline in use: computed from corpus.txt, 500 pairs, seed 0 (custom" in c.value.replace("\\", "")
+               for c in at.sidebar.caption)
+    assert at.sidebar.code[-1].value.endswith("-custom-rescaled")
