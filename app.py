@@ -26,6 +26,7 @@ except deploy.DeployConfigError as exc:
              "reason in its log (`python -m bertscore_viz.serving.deploy` checks the settings).", icon=":material/error:")
     st.stop()
 
+from bertscore_viz.ui import persist  # noqa: E402
 from bertscore_viz.ui.settings import sidebar  # noqa: E402
 from bertscore_viz.ui.state import keep_widget_values  # noqa: E402
 
@@ -38,6 +39,10 @@ PAGES = [
 
 nav = st.navigation([st.Page(str(HERE / path), title=title, icon=icon)
                      for path, title, icon in PAGES if (HERE / path).is_file()])
+persist.restore()  # a refresh, or the same link in another tab: the work kept under the URL's key
 keep_widget_values()
 sidebar()
-nav.run()
+try:
+    nav.run()
+finally:  # also when the page reruns or stops: the work so far is kept for a refresh
+    persist.save()

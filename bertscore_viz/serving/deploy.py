@@ -42,6 +42,8 @@ SETTINGS: dict[str, tuple[type, object]] = {
     "upload_rows": (int, 200_000),
     "session_upload_mb": (float, 500.0),
     "baseline_dir": (str, ""),
+    "kept_mb": (float, 1024.0),
+    "kept_hours": (float, 8.0),
 }
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
@@ -70,6 +72,8 @@ class Policy:
         upload_mb, upload_rows: largest upload per file (MB) and most data rows read from it.
         session_upload_mb: most MB one browser session may upload in total.
         baseline_dir: where baselines saved in the app are kept for later sessions ("" = not kept).
+        kept_mb, kept_hours: the work of browser sessions kept in memory for a refresh or a second tab with the
+            same link (ui/persist.py): at most this many MB in all, each for this many hours after its last use.
     """
 
     models: tuple[str, ...] = ()
@@ -82,6 +86,12 @@ class Policy:
     upload_rows: int = 200_000
     session_upload_mb: float = 500.0
     baseline_dir: str = ""
+    kept_mb: float = 1024.0
+    kept_hours: float = 8.0
+
+    @property
+    def kept_bytes(self) -> int:
+        return int(self.kept_mb * 2**20)
 
     @property
     def upload_bytes(self) -> int:
@@ -112,7 +122,8 @@ def _convert(name: str, kind: type, value: object) -> object:
         what = "a whole number" if kind is int else "a number"
         raise DeployConfigError(f"{name} must be {what}, got {value!r}.") from None
     if kind is float and not 0 < out < float("inf"):  # sizes in MB: any positive amount (0.5 = 512 kB)
-        raise DeployConfigError(f"{name} must be a positive number of MB, got {value!r}.")
+        unit = "hours" if name.lower().endswith("hours") else "MB"
+        raise DeployConfigError(f"{name} must be a positive number of {unit}, got {value!r}.")
     least = 0 if name.lower().endswith("small_job") else 1
     if kind is int and out < least:
         raise DeployConfigError(f"{name} must be at least {least}, got {value!r}.")

@@ -14,7 +14,7 @@ import streamlit as st
 from bertscore_viz.errors import BertScoreVizError
 from bertscore_viz.models.catalog import availability, catalog, get_entry
 from bertscore_viz.models.spec import BUNDLED_MODEL_NAME
-from bertscore_viz.ui import cache
+from bertscore_viz.ui import cache, persist
 from bertscore_viz.ui.cache import resolve_model  # the deployment's allow-list applies to every model chosen here
 from bertscore_viz.ui.messages import escape_markdown, show_error
 
@@ -97,7 +97,10 @@ def sidebar() -> Settings:
         default = spec.default_layer if spec.default_layer is not None else n_layers
         default = min(default, n_layers)
         layer_key = f"layer::{spec.name}"
-        layer = st.slider("Layer", 0, n_layers, value=default, key=layer_key,
+        if layer_key in st.session_state:  # restored or chosen before: a value= too would make Streamlit warn
+            st.session_state[layer_key] = min(int(st.session_state[layer_key]), n_layers)
+        layer = st.slider("Layer", 0, n_layers, value=None if layer_key in st.session_state else default,
+                          key=layer_key,
                           help=f"hidden_states index, 0 = embeddings. Default for this model: {default}.")
         idf = st.toggle("idf weighting", key="idf", help="Weight tokens by inverse document frequency computed "
                         "from the references (of the uploaded set, or of the pair).")
@@ -115,6 +118,9 @@ def sidebar() -> Settings:
             st.caption("No baseline for this model, language and layer: the numbers are raw.")
         elif settings.rescale:
             st.caption(escape_markdown(baseline_in_use(settings, spec.name)))
+        st.button("Start fresh", key="start_fresh", on_click=persist.forget, icon=":material/restart_alt:",
+                  help="Forget this session's uploads, scores, baselines and settings. Otherwise they are kept for "
+                       "a refresh, or the same link in another tab, for a few hours.")
     st.session_state["settings"] = settings
     return settings
 
