@@ -23,7 +23,8 @@ try:  # a deployment setting that cannot be used (the image checks them before i
 except deploy.DeployConfigError as exc:
     logging.getLogger("bertscore_viz.app").error("unusable deployment settings: %s", exc)
     st.error("This server's settings cannot be used, so the app cannot start. Whoever runs the server finds the "
-             "reason in its log (`python -m bertscore_viz.serving.deploy` checks the settings).", icon=":material/error:")
+             "reason in its log (`python -m bertscore_viz.serving.deploy` checks the settings).",
+             icon=":material/error:")
     st.stop()
 
 from bertscore_viz.ui import persist  # noqa: E402

@@ -616,8 +616,8 @@ def describe(pol: Policy) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Check the deployment settings and print them; exit code 2 with the reason when one is unusable.
 
-    ``python -m bertscore_viz.serving.deploy --exec CMD ...`` then replaces itself with CMD (the image's entry point), so
-    that a container with a bad setting stops at once instead of serving an app that fails later.
+    ``python -m bertscore_viz.serving.deploy --exec CMD ...`` then replaces itself with CMD (the image's entry point),
+    so that a container with a bad setting stops at once instead of serving an app that fails later.
     """
     import sys
 
