@@ -7,6 +7,8 @@ Inputs come from widgets; tests may put ``{"name", "data"}`` into ``st.session_s
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -24,6 +26,7 @@ from bertscore_viz.models.spec import BUNDLED_DEFAULT_LAYER, BUNDLED_MODEL_NAME
 from bertscore_viz.rescaling import baseline_compute as bc
 from bertscore_viz.rescaling import layers as layer_tuning
 from bertscore_viz.ui import cache as ui_cache
+from bertscore_viz.ui.compare_state import dataset_raw_f1
 from bertscore_viz.ui.messages import escape_markdown, show_error
 from bertscore_viz.ui.settings import current_settings
 
@@ -98,33 +101,27 @@ def section_effect(settings, spec, layer: int, table: BaselineTable | None) -> N
     if table is None or not 0 <= layer < len(table.values):
         st.caption("Needs a baseline for the current model, language and layer (see above).")
         return
-    cands, refs, source = bc.example_pairs()
-    st.caption(f"Raw and rescaled F1 of {len(cands)} pairs from {escape_markdown(source)}, at layer {layer}. "
+    own = dataset_raw_f1(spec.name, layer, settings.idf)  # the user's data, when scored on Compare: no model pass
+    if own is not None:
+        raw, hover, source = own
+    else:
+        cands, refs, source = bc.example_pairs()
+        hover = [f"{c} | {r}" for c, r in zip(cands, refs)]
+        try:
+            raw = ui_cache.example_f1(settings, cands, refs)  # once per model, layer and idf for every session
+        except BertScoreVizError as exc:
+            show_error(exc)
+            return
+    st.caption(f"Raw and rescaled F1 of {len(raw):,} pairs from {escape_markdown(source)}, at layer {layer}. "
                "Rescaling is linear: the ranking and every correlation stay the same; the scores spread out "
-               "over a readable range.")
-    try:
-        scorer = ui_cache.scorer(settings, rescale=False)
-        key = ("effect", spec.name, layer, settings.idf)
-        raw = st.session_state.get("_baseline_effect", {}).get(key)
-        if raw is None:
-            bar = st.progress(0.0, text="Scoring the example pairs…")
-
-            def progress(done: int, total: int) -> None:
-                bar.progress(1.0 if not total else min(1.0, done / total),
-                             text=f"Scoring the example pairs: {done:,} / {total:,} sentences")
-
-            raw = scorer.score(cands, refs, progress=progress).f1
-            bar.empty()
-            st.session_state["_baseline_effect"] = {key: raw}
-    except BertScoreVizError as exc:
-        show_error(exc)
-        return
+               "over a readable range." + ("" if own is not None else " Load a dataset on the Compare page to see "
+                                           "your own."))
     b = table.for_layer(layer, spec.name)[2]
     rescaled = (raw - b) / (1 - b)
     left, right = st.columns(2)
     with left:
-        fig = go.Figure(go.Scatter(x=raw, y=rescaled, mode="markers", name="pairs",
-                                   hovertext=[f"{c} | {r}" for c, r in zip(cands, refs)], hoverinfo="text+x+y"))
+        fig = go.Figure(go.Scattergl(x=raw, y=rescaled, mode="markers", name="pairs",
+                                     hovertext=[html.escape(t[:200]) for t in hover], hoverinfo="text+x+y"))
         fig.update_layout(title="Raw against rescaled F1", xaxis_title="raw F1", yaxis_title="rescaled F1",
                           height=360, margin=dict(t=50, b=40, l=40, r=20))
         st.plotly_chart(fig, key="effect_scatter")

@@ -123,3 +123,27 @@ def dataset_references() -> list[str] | None:
     if not getattr(ds, "ok", False):
         return None
     return [r for group in ds.references for r in group] or None
+
+
+def dataset_raw_f1(model: str, layer: int, idf: bool):
+    """The raw F1 of every system and segment of the dataset scored on Compare at this model, layer and idf
+    (``(values, texts, description)``: candidate | reference for each value), or None when it was not scored so.
+    The Baselines page shows rescaling on the user's own data with it, at no model pass."""
+    import numpy as np
+
+    state = st.session_state.get(STATE_KEY)
+    if not isinstance(state, CompareState) or not state.dataset:
+        return None
+    ds = state.dataset[1]
+    for comparison in reversed(list(state.results.values())):
+        if comparison.layer != layer or comparison.idf != idf or not comparison.results:
+            continue
+        first = next(iter(comparison.results.values()))
+        if first.signature.model != model:
+            continue
+        values = np.concatenate([res.raw_f1 for res in comparison.results.values()])
+        texts = [f"{name}: {cand} | {refs[0]}" for name, res in comparison.results.items()
+                 for cand, refs in zip(ds.systems.get(name, []), ds.references)]
+        k, n = len(comparison.results), len(first.raw_f1)
+        return values, texts, f"the Compare dataset ({k} systems x {n:,} segments)"
+    return None

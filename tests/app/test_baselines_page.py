@@ -154,3 +154,18 @@ def test_an_uploaded_baseline_with_impossible_values_is_refused_and_never_reache
         [e.value for e in at.error]
     custom = at.session_state["custom_baselines"] if "custom_baselines" in at.session_state else {}
     assert ("fr", BUNDLED_MODEL_NAME) not in custom
+
+
+def test_the_effect_of_rescaling_is_shown_on_the_compare_dataset_when_one_is_scored():
+    """Issue 23, item 6: the page showed the built-in example while the user's own dataset was loaded."""
+    from .navigation import app, go
+
+    at = app("compare.py")
+    at.button(key="cmp_load_example").click().run()
+    go(at, "baselines.py")
+    captions = " ".join(c.value for c in at.caption).replace("\\", "")
+    assert "Raw and rescaled F1 of 120 pairs from the Compare dataset (4 systems x 30 segments)" in captions
+    scatter = next(c for c in _charts(at) if c["layout"]["title"]["text"] == "Raw against rescaled F1")
+    comparison = next(iter(at.session_state["compare_state"].results.values()))
+    expected = np.concatenate([r.raw_f1 for r in comparison.results.values()])
+    np.testing.assert_allclose(np.sort(_arr(scatter["data"][0]["x"])), np.sort(expected))
