@@ -16,6 +16,7 @@ from bertscore_viz.ui import agreement_view as view
 from bertscore_viz.ui import cache as ui_cache
 from bertscore_viz.ui.messages import escape_markdown, show_error
 from bertscore_viz.ui.settings import current_settings
+from bertscore_viz.ui.state import fresh
 
 AUTO = "(detect)"
 
@@ -69,8 +70,9 @@ def main() -> None:
     columns = view.header_columns(item["data"], item["name"])
     c1, c2, c3 = st.columns(3)
     human = c1.selectbox("Human-score column", [AUTO] + columns, key="agr_human")
-    n_samples = int(c2.number_input("Bootstrap resamples", 100, 10_000, 1000, step=100, key="agr_resamples"))
-    seed = int(c3.number_input("Seed", 0, 2**31 - 1, 12345, key="agr_seed"))
+    n_samples = int(c2.number_input("Bootstrap resamples", 100, 10_000, step=100, key="agr_resamples",
+                                    **fresh("agr_resamples", value=1000)))
+    seed = int(c3.number_input("Seed", 0, 2**31 - 1, key="agr_seed", **fresh("agr_seed", value=12345)))
     rated = view.parse(item, None if human == AUTO else human)
     _problems(rated)
     if not rated.ok:

@@ -29,6 +29,7 @@ from bertscore_viz.ui import cache as ui_cache
 from bertscore_viz.ui.compare_state import dataset_raw_f1
 from bertscore_viz.ui.messages import escape_markdown, show_error
 from bertscore_viz.ui.settings import current_settings
+from bertscore_viz.ui.state import fresh
 
 CORPUS_KEY = "baseline_corpus_input"
 FILE_KEY = "baseline_file_input"
@@ -223,7 +224,8 @@ def section_compute(settings, spec) -> None:
     c1, c2, c3 = st.columns(3)
     corpus = None
     with c3:
-        max_words = st.number_input("Keep lines under (words)", 2, 1000, bc.DEFAULT_MAX_WORDS, key="bl_max_words")
+        max_words = st.number_input("Keep lines under (words)", 2, 1000, key="bl_max_words",
+                                    **fresh("bl_max_words", value=bc.DEFAULT_MAX_WORDS))
     if item is not None:
         try:
             corpus = bc.prepare_corpus(item["data"], item["name"], int(max_words))
@@ -234,11 +236,12 @@ def section_compute(settings, spec) -> None:
         st.session_state["_bl_pairs_for"] = corpus.sha256
         st.session_state["bl_pairs"] = min(bc.MAX_APP_PAIRS, bc.default_pairs(len(corpus.sentences)))
     with c1:
-        pairs = st.number_input("Random pairs", 1, bc.MAX_APP_PAIRS, 5000, key="bl_pairs",
+        pairs = st.number_input("Random pairs", 1, bc.MAX_APP_PAIRS, key="bl_pairs", **fresh("bl_pairs", value=5000),
                                 help="Proposed for each corpus: every sentence once (N/2 pairs). More pairs re-pair "
                                      f"the same sentences with new partners. At most {bc.MAX_APP_PAIRS:,} here.")
     with c2:
-        seed = st.number_input("Seed", 0, 2**31 - 1, 0, key="bl_seed", help="Same seed, same pairs, same file.")
+        seed = st.number_input("Seed", 0, 2**31 - 1, key="bl_seed", help="Same seed, same pairs, same file.",
+                               **fresh("bl_seed", value=0))
     if corpus is not None:
         st.caption(f"{escape_markdown(item['name'])}: {len(corpus.sentences):,} usable sentences of "
                    f"{corpus.lines_read:,} lines ({corpus.dropped_empty:,} empty, {corpus.dropped_duplicate:,} "

@@ -29,6 +29,7 @@ from bertscore_viz.ui import compare_view
 from bertscore_viz.ui.compare_state import compare_input, compare_state, forget_input, set_input
 from bertscore_viz.ui.messages import escape_markdown, progress_callback, show_error
 from bertscore_viz.ui.settings import current_settings
+from bertscore_viz.ui.state import fresh
 
 EXAMPLE = EXAMPLES_DIR / "systems_example.csv"
 NONE = "(none)"
@@ -60,8 +61,11 @@ def _on_upload() -> None:
 
 def _input() -> dict | None:
     left, right = st.columns([4, 1], vertical_alignment="bottom")
+    kept = compare_input()
+    label = ("System outputs (CSV, TSV or JSON Lines), or scores.parquet of `score --ray`" if not kept else
+             f"Replace the file kept in this session ({kept['name']}) with another")  # the box is empty on return
     with left:
-        up = st.file_uploader("System outputs (CSV, TSV or JSON Lines), or scores.parquet of `score --ray`",
+        up = st.file_uploader(label,
                               type=["csv", "tsv", "txt", "jsonl", "json", "parquet"],
                               key="cmp_file", on_change=_on_upload,
                               max_upload_size=ui_cache.upload_widget_mb(),  # this server's limits (docs/DEPLOY.md)
@@ -114,29 +118,33 @@ def _mapping_control(table: upload.Table, fkey: str) -> tuple[upload.ColumnMappi
         st.caption(f"Read as {table.kind.upper()} with {len(table.rows):,} data rows. "
                    + ("Detected automatically; correct it here if needed." if detected else
                       "Could not detect the columns: pick them here."))
-        layout = st.radio("Layout", ["wide", "long"], index=0 if guess.layout == "wide" else 1, horizontal=True,
-                          key=f"cmp_layout_{fkey}",
+        layout = st.radio("Layout", ["wide", "long"], **fresh(f"cmp_layout_{fkey}", index=0 if guess.layout == "wide"
+                                                               else 1), horizontal=True, key=f"cmp_layout_{fkey}",
                           captions=["one row per segment, a column per system", "one row per system and segment"])
-        refs = st.multiselect("Reference column(s)", cols, default=[c for c in guess.references if c in cols],
+        refs = st.multiselect("Reference column(s)", cols,
+                              **fresh(f"cmp_refs_{fkey}", default=[c for c in guess.references if c in cols]),
                               key=f"cmp_refs_{fkey}", help="Several columns = several references per segment.")
         opt = [NONE] + cols
         c1, c2 = st.columns(2)
-        source = c1.selectbox("Source column (optional)", opt, index=opt.index(guess.source or NONE),
-                              key=f"cmp_src_{fkey}")
-        seg = c2.selectbox("Segment id column (optional)", opt, index=opt.index(guess.segment_id or NONE),
-                           key=f"cmp_seg_{fkey}")
+        source = c1.selectbox("Source column (optional)", opt, key=f"cmp_src_{fkey}",
+                              **fresh(f"cmp_src_{fkey}", index=opt.index(guess.source or NONE)))
+        seg = c2.selectbox("Segment id column (optional)", opt, key=f"cmp_seg_{fkey}",
+                           **fresh(f"cmp_seg_{fkey}", index=opt.index(guess.segment_id or NONE)))
         systems: tuple[str, ...] = ()
         sys_col = cand_col = None
         if layout == "wide":
             default = [c for c in guess.systems if c in cols] if guess.layout == "wide" else []
-            systems = tuple(st.multiselect("System columns", cols, default=default, key=f"cmp_sys_{fkey}"))
+            systems = tuple(st.multiselect("System columns", cols, **fresh(f"cmp_sys_{fkey}", default=default),
+                                           key=f"cmp_sys_{fkey}"))
         else:
             c3, c4 = st.columns(2)
             sys_col = c3.selectbox("System name column", cols,
-                                   index=cols.index(guess.system) if guess.system in cols else 0,
+                                   **fresh(f"cmp_syscol_{fkey}",
+                                            index=cols.index(guess.system) if guess.system in cols else 0),
                                    key=f"cmp_syscol_{fkey}")
             cand_col = c4.selectbox("Output (candidate) column", cols,
-                                    index=cols.index(guess.candidate) if guess.candidate in cols else 0,
+                                    **fresh(f"cmp_cand_{fkey}",
+                                             index=cols.index(guess.candidate) if guess.candidate in cols else 0),
                                     key=f"cmp_cand_{fkey}")
         empty_label = st.radio("Empty cells", ["Score as empty (0, with a warning)", "Leave the segment out"],
                                horizontal=True, key=f"cmp_empty_{fkey}")
@@ -419,7 +427,7 @@ def _segments_tab(ds, comparison, fkey: str, systems: list[str]) -> None:
     c1, c2, c3 = st.columns([3, 1, 1], vertical_alignment="bottom")
     query = c1.text_input("Search (reference, source, outputs, id)", key=f"cmp_query_{fkey}")
     with_pr = c2.toggle("Show P and R", key=f"cmp_pr_{fkey}")
-    by_diff = c3.toggle("Sort by A − B", value=True, key=f"cmp_bydiff_{fkey}",
+    by_diff = c3.toggle("Sort by A − B", **fresh(f"cmp_bydiff_{fkey}", value=True), key=f"cmp_bydiff_{fkey}",
                         help="Largest differences between A and B first.")
     frame = compare.segment_table(ds, comparison, with_pr=with_pr)
     if by_diff and a != b:

@@ -65,8 +65,8 @@ def bucket_figure(buckets, metric: str = "F1"):
                                  customdata=part["Segments"],
                                  hovertemplate="%{x}<br>" + metric + " %{y:.4f}<br>%{customdata} segments"))
     fig.update_layout(title=f"{metric} by reference length", yaxis_title=f"mean {metric}",
-                      xaxis_title="reference length (words)", height=380, margin=dict(t=50, b=30, l=50, r=10),
-                      legend=dict(orientation="h", y=-0.25))
+                      xaxis_title="reference length (words)", height=400, margin=dict(t=80, b=50, l=50, r=10),
+                      legend=dict(orientation="h", x=0, y=1.0, yanchor="bottom"))  # above the plot, off the title
     return fig
 
 

@@ -25,6 +25,7 @@ from bertscore_viz.figures import plots
 from bertscore_viz.files import export
 from bertscore_viz.ui import cache
 from bertscore_viz.ui.messages import escape_markdown, show_warnings
+from bertscore_viz.ui.state import fresh
 
 METRICS = ("Precision", "Recall", "F1")
 #: The views of a pair, as tabs (the open one is kept in the session under ``<key>_view``).
@@ -226,7 +227,8 @@ def render_explanation(explanation: PairExplanation | MultiReferenceExplanation,
         n = len(explanation.pairs)
         default = int(explanation.best_reference[2])
         choice = st.selectbox(
-            "Reference to inspect", list(range(n)), index=default, key=f"{key}_which_ref",
+            "Reference to inspect", list(range(n)), **fresh(f"{key}_which_ref", index=default),
+            key=f"{key}_which_ref",
             format_func=lambda i: f"Reference {i + 1}" + (" (gives F1)" if i == default else ""),
             help="P, R and F1 are maxima over the references, each taken separately.")
         pair = explanation.pairs[int(choice)]
@@ -235,12 +237,14 @@ def render_explanation(explanation: PairExplanation | MultiReferenceExplanation,
     else:
         pair = explanation
     _notes(pair)
-    c1, c2, _ = st.columns([1, 1, 2])
-    show_special = c1.toggle("Show special tokens", value=bool(getattr(settings, "show_special", False)),
-                             key=f"{key}_show_special",
-                             help="CLS and SEP have weight 0 but take part in the matching: a token may match one.")
-    merge = c2.toggle("Merge word pieces", value=False, key=f"{key}_merge_words",
-                      help="Label words instead of pieces (pieces stay on hover and in the cells).")
+    row = st.container(horizontal=True, gap="medium")  # the labels' own width: narrow columns cut them ("Sho...")
+    # a default only for a new widget: with a kept (or restored) value too, Streamlit logs a warning and a stack trace
+    special_default = bool(getattr(settings, "show_special", False))
+    show_special = row.toggle("Show special tokens", **fresh(f"{key}_show_special", value=special_default),
+                              key=f"{key}_show_special",
+                              help="CLS and SEP have weight 0 but take part in the matching: a token may match one.")
+    merge = row.toggle("Merge word pieces", **fresh(f"{key}_merge_words", value=False), key=f"{key}_merge_words",
+                       help="Label words instead of pieces (pieces stay on hover and in the cells).")
     # The open view is part of the session (its key is kept by ui/state.py): it is still open after a visit to
     # another page. Only the open view is drawn.
     tab_map, tab_align, tab_table = st.tabs(VIEWS, key=f"{key}_view", on_change="rerun")

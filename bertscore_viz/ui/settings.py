@@ -17,6 +17,7 @@ from bertscore_viz.models.spec import BUNDLED_MODEL_NAME
 from bertscore_viz.ui import cache, persist
 from bertscore_viz.ui.cache import resolve_model  # the deployment's allow-list applies to every model chosen here
 from bertscore_viz.ui.messages import escape_markdown, show_error
+from bertscore_viz.ui.state import fresh
 
 log = logging.getLogger("bertscore_viz.app")
 
@@ -99,8 +100,7 @@ def sidebar() -> Settings:
         layer_key = f"layer::{spec.name}"
         if layer_key in st.session_state:  # restored or chosen before: a value= too would make Streamlit warn
             st.session_state[layer_key] = min(int(st.session_state[layer_key]), n_layers)
-        layer = st.slider("Layer", 0, n_layers, value=None if layer_key in st.session_state else default,
-                          key=layer_key,
+        layer = st.slider("Layer", 0, n_layers, **fresh(layer_key, value=default), key=layer_key,
                           help=f"hidden_states index, 0 = embeddings. Default for this model: {default}.")
         idf = st.toggle("idf weighting", key="idf", help="Weight tokens by inverse document frequency computed "
                         "from the references (of the uploaded set, or of the pair).")

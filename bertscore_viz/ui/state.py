@@ -58,3 +58,11 @@ def keep_widget_values() -> None:
     """Write every kept page widget's current value back, so it survives runs that do not draw the widget."""
     for k in kept_keys(list(st.session_state.keys())):
         st.session_state[k] = st.session_state[k]
+
+
+def fresh(key: str, **default) -> dict:
+    """A widget's default (``value=``, ``index=``, ``default=``) only while the session holds no value for its key:
+    given both, Streamlit logs a warning with a stack trace ("created with a default value but also had its value
+    set via the Session State API") on every run after a kept value was written back. Use as
+    ``st.number_input("Seed", 0, 99, key="seed", **fresh("seed", value=0))``."""
+    return {} if key in st.session_state else default

@@ -79,9 +79,11 @@ def test_the_layer_curve_equals_tune_layers_and_the_rows_equal_scipy(cs_en):
     scorer = Scorer()
     report = run_agreement(scorer, list(cs_en.candidates), list(cs_en.references), cs_en.human, n_samples=50)
     table = tune_layers([cs_en], scorer=scorer, bleu=True)
+    # tune-layers takes each pair's F1 from per-token maxima on the host (float64), this report from the device
+    # pass (match(keep="scores")): the same numbers to float32 rounding of the scores
     for layer in table.layers:
-        assert report.layers["F1"][layer] == pytest.approx(table.pearson[layer]["cs-en"], abs=1e-12)
-        assert report.layers_kendall["F1"][layer] == pytest.approx(table.kendall[layer]["cs-en"], abs=1e-12)
+        assert report.layers["F1"][layer] == pytest.approx(table.pearson[layer]["cs-en"], abs=1e-7)
+        assert report.layers_kendall["F1"][layer] == pytest.approx(table.kendall[layer]["cs-en"], abs=2e-5)
     f1 = scorer.score(list(cs_en.candidates), list(cs_en.references)).f1
     seg = report.overall.segment
     assert seg["BERTScore-F1"].values["pearson"] == pytest.approx(stats.pearsonr(f1, cs_en.human)[0], abs=1e-9)
