@@ -76,7 +76,8 @@ def run_correlate_cli(args) -> int:
     with progress_bar("embedding", "sentences") as progress:
         report = run_agreement(scorer, rated.candidates, rated.references, rated.human, rated.systems,
                                rated.groups, n_samples=args.resamples, seed=args.seed,
-                               sentence_metrics=not args.no_sentence_metrics, progress=progress)
+                               sentence_metrics=not args.no_sentence_metrics, progress=progress,
+                               labels=[f"row {r}" for r in rated.rows])
     out = report.as_dict()
     out["input"] = {"file": path.name, "layout": rated.layout, "human_column": rated.human_column,
                     "rows_left_out": [p.as_dict() for p in rated.errors]}

@@ -101,12 +101,14 @@ class LayerScores:
         return int(self.values.shape[0])
 
 
-def layer_scores(scorer, candidates, references, progress: ProgressFn | None = None) -> LayerScores:
-    """One model pass (``match(..., layers="all", keep="scores")``): every layer's raw P/R/F1 of every output."""
+def layer_scores(scorer, candidates, references, progress: ProgressFn | None = None,
+                 labels=None) -> LayerScores:
+    """One model pass (``match(..., layers="all", keep="scores")``): every layer's raw P/R/F1 of every output.
+    ``labels``: how warnings name each output (e.g. ``"row 6"``: a file's rows), default its index from 0."""
     stats = scorer.match(candidates, references, layers="all", keep="scores", progress=progress)
     values, warnings, signature = [], {}, {}
     for layer in stats.layers:
-        res = scorer.result(stats, layer=layer, baseline=None)
+        res = scorer.result(stats, layer=layer, baseline=None, labels=labels)
         values.append(np.stack([res.raw_precision, res.raw_recall, res.raw_f1]))
         warnings[layer] = list(res.warnings)
         signature[layer] = str(res.signature)
@@ -115,7 +117,8 @@ def layer_scores(scorer, candidates, references, progress: ProgressFn | None = N
 
 def run_agreement(scorer, candidates, references, human, systems=None, groups=None,
                   n_samples: int = DEFAULT_SAMPLES, seed: int | None = DEFAULT_SEED,
-                  sentence_metrics: bool = True, progress: ProgressFn | None = None) -> AgreementReport:
+                  sentence_metrics: bool = True, progress: ProgressFn | None = None,
+                  labels=None) -> AgreementReport:
     """Score every output at every layer (one model pass) and correlate each metric with ``human``.
 
     Args:
@@ -124,12 +127,13 @@ def run_agreement(scorer, candidates, references, human, systems=None, groups=No
         human: one human score per output.
         systems, groups: per output, or None.
         progress: ``progress(done, total)`` in sentences embedded.
+        labels: how warnings name each output (default its index from 0).
     """
     candidates, references = normalize_inputs(candidates, references)
     if np.asarray(human).shape != (len(candidates),):
         raise InputError(f"Expected one human score per output: {len(candidates)} outputs, "
                          f"{np.asarray(human).size} scores.")
-    scores = layer_scores(scorer, candidates, references, progress)
+    scores = layer_scores(scorer, candidates, references, progress, labels)
     sentence = sentence_metric_scores(candidates, references) if sentence_metrics else {}
     return report_at(scores, scorer.layer, human, systems, groups, sentence, n_samples, seed)
 

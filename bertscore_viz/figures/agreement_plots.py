@@ -29,14 +29,14 @@ def layer_curve_figure(layers: dict, layer: int, tuned: int | None, best: int | 
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines+markers", name=f"BERTScore-{name}",
                                  line={"color": LAYER_COLORS.get(name)},
                                  hovertemplate=f"layer %{{x}}<br>{name} Pearson %{{y:.4f}}<extra></extra>"))
-    marks = [(layer, "current", "dash", "#333333"), (tuned, "tuned", "dot", "#7f7f7f"),
-             (best, "best here", "dashdot", "#2ca02c")]
-    for k, (x, label, dash, color) in enumerate(marks):
-        if x is None:
-            continue
-        fig.add_vline(x=x, line_dash=dash, line_color=color,
-                      annotation_text=f"{label}: L{x}", annotation_position="top",
-                      annotation_yshift=-16 * k)
+    marks: dict[int, list[str]] = {}  # one line and one label per layer marked ("current, tuned: L4")
+    for x, label in ((layer, "current"), (tuned, "tuned"), (best, "best here")):
+        if x is not None:
+            marks.setdefault(int(x), []).append(label)
+    for x, labels in marks.items():
+        dash, color = ("dashdot", "#2ca02c") if "best here" in labels else ("dash", "#333333")
+        fig.add_vline(x=x, line_dash=dash, line_color=color, annotation_text=f"{', '.join(labels)}: L{x}",
+                      annotation_position="top")
     fig.update_layout(title=title or "Segment-level Pearson with the human scores, by layer",
                       xaxis_title="layer (0 = embeddings)", yaxis_title="Pearson r", height=380,
                       margin={"t": 90, "l": 60, "r": 20, "b": 50}, legend={"orientation": "h", "y": -0.25},
@@ -92,11 +92,14 @@ def layer_curve_image(layers: dict, layer: int, tuned: int | None, best: int | N
     for name, values in layers.items():
         ax.plot(xs, [np.nan if v is None else v for v in values], marker="o", color=LAYER_COLORS.get(name),
                 label=f"BERTScore-{name}")
-    for x, label, style in ((layer, "current", "--"), (tuned, "tuned", ":"), (best, "best here", "-.")):
+    marks: dict[int, list[str]] = {}
+    for x, label in ((layer, "current"), (tuned, "tuned"), (best, "best here")):
         if x is not None:
-            ax.axvline(x, linestyle=style, color="#555555", linewidth=1)
-            ax.annotate(f"{label}: L{x}", (x, 1.0), xycoords=("data", "axes fraction"), rotation=90, va="top",
-                        ha="right", fontsize=7, color="#555555")
+            marks.setdefault(int(x), []).append(label)
+    for x, labels in marks.items():
+        ax.axvline(x, linestyle="-." if "best here" in labels else "--", color="#555555", linewidth=1)
+        ax.annotate(f"{', '.join(labels)}: L{x}", (x, 1.0), xycoords=("data", "axes fraction"), rotation=90,
+                    va="top", ha="right", fontsize=7, color="#555555")
     ax.set_xlabel("layer (0 = embeddings)")
     ax.set_ylabel("Pearson r")
     ax.set_xticks(xs)

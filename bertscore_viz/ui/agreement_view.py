@@ -87,7 +87,8 @@ def scores_for(settings, rated: HumanScored, file_key: str) -> ha.LayerScores:
     scorer = ui_cache.scorer(settings, rescale=False)
     progress = progress_callback(f"Embedding {len(rated):,} rated outputs at every layer of {spec.name}")
     try:
-        scores = ha.layer_scores(scorer, rated.candidates, rated.references, progress=progress)
+        scores = ha.layer_scores(scorer, rated.candidates, rated.references, progress=progress,
+                                 labels=[f"row {r}" for r in rated.rows])  # the file's rows, as the problems
     finally:
         progress.bar.empty()
     work.update({"pass": (key, scores), "reports": {}, "sentence": None})

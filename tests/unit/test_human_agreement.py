@@ -118,6 +118,7 @@ def test_the_cli_prints_the_table_and_exits_2_on_nothing_to_correlate(tmp_path, 
     out = capsys.readouterr()
     assert "BERTScore-F1" in out.out and "Pearson [95% CI]" in out.out and "F1 Pearson by layer: L0" in out.out
     assert "warning: rated.csv: row 4: Empty output" in out.err
+    assert "Warning: 1 empty candidate(s), scored 0: row 4." in out.out  # the file's row, as the problems
     bad = tmp_path / "bad.csv"
     bad.write_bytes(b"candidate,reference,human\nx,y,\n")
     assert main(["correlate", "--input", str(bad)]) == 2
