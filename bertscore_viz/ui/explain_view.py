@@ -221,6 +221,14 @@ def render_explanation(explanation: PairExplanation | MultiReferenceExplanation,
     max_width = MAX_WIDTH if max_width is None else int(max_width)
     _scores_header(explanation, settings)
     show_warnings(explanation.warnings)
+    if explanation.rescaled is not None:  # the baseline's language against the text's (a Japanese pair, "en")
+        from bertscore_viz.engine.languages import baseline_language_message
+
+        refs = [p.reference for p in explanation.pairs] if isinstance(explanation, MultiReferenceExplanation) \
+            else [explanation.reference]
+        note = baseline_language_message(refs, getattr(settings, "lang", "en"))
+        if note:
+            st.warning(escape_markdown(note), icon=":material/translate:")
     if isinstance(explanation, MultiReferenceExplanation) and len(explanation.pairs) == 1:
         pair = explanation.pairs[0]
     elif isinstance(explanation, MultiReferenceExplanation):

@@ -311,3 +311,12 @@ def test_typed_texts_are_bounded_as_uploaded_cells_are():
     assert at.text_area(key="inspect_candidate").proto.max_chars == MAX_CELL_CHARS
     assert at.text_area(key="inspect_reference_0").proto.max_chars == MAX_CELL_CHARS
     assert at.text_area(key="inspect_idf_corpus").proto.max_chars == 5 * 2**20
+
+
+def test_rescaling_a_pair_in_another_language_than_the_baseline_says_so():
+    """Issue 23, item 4 on Inspect: a Japanese pair rescaled with the English baseline said nothing about it."""
+    at = run_page(Settings(rescale=True, lang="en"))
+    at = type_pair(at, "猫がマットの上に座った。", "マットの上に猫が座っている。")
+    assert not at.exception, at.exception
+    assert any(w.value.replace("\\", "").startswith("Rescaling uses the English (en) baseline, but the reference is "
+                                                    "in") for w in at.warning)
