@@ -435,7 +435,9 @@ def _segments_tab(ds, comparison, fkey: str, systems: list[str]) -> None:
     shown = compare.filter_segments(frame, query)
     st.caption(f"{len(shown):,} of {len(frame):,} segments. Click a row's checkbox to open it in Drill-down "
                "(A and B side by side); click a column header to sort.")
-    cfg = {c: st.column_config.NumberColumn(format=SCORE_FMT) for c in shown.columns
+    # room for the header and its sort arrow (a sorted "F1" header shrank to "↑F1")
+    cfg = {c: st.column_config.NumberColumn(format=SCORE_FMT, width=max(90, 9 * len(c) + 30))
+           for c in shown.columns
            if c.startswith(("F1", "P ·", "R ·"))}
     cfg.update({c: st.column_config.TextColumn(width="medium") for c in shown.columns
                 if c.startswith("Output") or c in ("Reference", "Source")})

@@ -55,6 +55,13 @@ def heatmap_size(n_rows: int, n_cols: int, longest_row_label: int = 8, longest_c
             "width": max(560, left + right + cell * n_cols), "height": top + bottom + max(cell * n_rows, 150)}
 
 
+def x_angle(cell: int, line_px: float = 14.0) -> int:
+    """The column labels' angle. Parallel labels ``cell`` px apart at -50 degrees are ``cell * sin(50)`` px apart
+    across their lines: they touch below a line height (about 14 px, i.e. cells under 18 px, long pairs), where
+    vertical labels (``cell`` px apart) still fit."""
+    return -50 if cell * 0.766 >= line_px else -90
+
+
 def figure_height(n_rows: int, n_cols: int | None = None) -> int:
     """Height in pixels of the heatmap of ``n_rows`` candidate tokens (grows linearly with the rows)."""
     return heatmap_size(n_rows, n_rows if n_cols is None else n_cols)["height"]
@@ -190,7 +197,7 @@ def heatmap_figure(pair: PairExplanation, show_special: bool = False, merge_word
         margin=dict(t=size["top"], b=size["bottom"], l=size["left"], r=size["right"], autoexpand=False),
         legend=dict(orientation="h", x=0, y=0, yref="container", yanchor="bottom", font=dict(size=11)),
         xaxis=dict(title=dict(text="reference tokens", standoff=6), side="top", tickvals=xa.tickvals,
-                   ticktext=xa.ticktext, tickangle=-50, showgrid=False, zeroline=False,
+                   ticktext=xa.ticktext, tickangle=x_angle(size["cell"]), showgrid=False, zeroline=False,
                    range=[-0.5, vis_c - 0.5], automargin=False),
         yaxis=dict(title=dict(text="candidate tokens", standoff=6), tickvals=ya.tickvals, ticktext=ya.ticktext,
                    range=[vis_r - 0.5, -0.5], showgrid=False, zeroline=False, automargin=False),

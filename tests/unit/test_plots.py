@@ -232,3 +232,9 @@ def test_show_command_writes_png_on_a_fresh_install(tmp_path, capsys):
 def test_show_command_rejects_unknown_output(tmp_path, capsys):
     rc = cli.main(["show", "-c", CAND, "-r", REF, "-o", str(tmp_path / "pair.txt")])
     assert rc == 2 and ".html" in capsys.readouterr().err
+
+
+def test_column_labels_turn_vertical_where_slanted_ones_would_touch():
+    """Issue 23, item 11: with the 16 px cells of long pairs, labels at -50 degrees overlapped."""
+    assert plots.x_angle(34) == plots.x_angle(22) == -50  # 34 * sin(50) = 26 px, 22 -> 17 px between lines
+    assert plots.x_angle(16) == -90  # 12 px between slanted lines: vertical ones are 16 px apart
