@@ -36,6 +36,7 @@ PAGES = [
     ("app_pages/compare.py", "Compare systems", ":material/leaderboard:"),
     ("app_pages/baselines.py", "Baselines and layers", ":material/tune:"),
     ("app_pages/agreement.py", "Agreement with humans", ":material/thumbs_up_down:"),
+    ("app_pages/walkthrough.py", "How BERTScore is computed", ":material/school:"),
 ]
 
 nav = st.navigation([st.Page(str(HERE / path), title=title, icon=icon)

@@ -31,6 +31,8 @@ KEPT_EXACT = frozenset({
     "bl_max_words", "bl_pairs", "bl_seed",
     # Agreement with humans: the human column, the bootstrap, the scatter's metric and colours, the figure format
     "agr_human", "agr_resamples", "agr_seed", "agr_metric", "agr_colour", "agr_fig_fmt",
+    # How BERTScore is computed: the pair shown, the number of Compare segments to take
+    "walk_pair", "walk_n",
 })
 #: Kept page widgets whose key has a per-pair or per-file part (``fkey`` = 16 hex digits of the file's hash).
 KEPT_PATTERNS = (

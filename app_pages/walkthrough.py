@@ -1,0 +1,85 @@
+"""How BERTScore is computed: a small batch walked through the vectorized computation, step by step, with the real
+tensors and their shapes, in the order the engine computes them (bertscore_viz/engine/walkthrough.py), following
+the sidebar's model, layer, idf and rescaling. Tests may put a DataFrame of pairs into
+``st.session_state["walk_batch"]``.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from bertscore_viz.engine import walkthrough as wt
+from bertscore_viz.errors import BertScoreVizError
+from bertscore_viz.ui import cache as ui_cache
+from bertscore_viz.ui import walkthrough_view as view
+from bertscore_viz.ui.messages import show_error
+from bertscore_viz.ui.settings import current_settings
+from bertscore_viz.ui.state import fresh
+
+
+def _batch() -> pd.DataFrame:
+    st.header("1. The batch")
+    c1, c2, c3, c4 = st.columns([1.2, 1.2, 1.6, 1.2], vertical_alignment="bottom")
+    if c1.button("Default batch", key="walk_default", icon=":material/restart_alt:"):
+        view.set_batch(wt.DEFAULT_BATCH)
+    if c2.button("Worked example", key="walk_worked", icon=":material/school:",
+                 help="The reference 'alphabet' and the candidate 'writing system': recall is the larger of "
+                      "alphabet·writing and alphabet·system."):
+        view.set_batch([wt.WORKED_EXAMPLE])
+    pair = view.inspect_pair()
+    if c3.button("Use the Inspect pair", key="walk_inspect", disabled=pair is None, icon=":material/search:"):
+        view.set_batch([pair])
+    n = int(c4.number_input("Segments", 1, wt.MAX_PAIRS, key="walk_n", **fresh("walk_n", value=4)))
+    segs = view.compare_pairs(n)
+    if st.button(f"Take {n} segment(s) from the Compare dataset", key="walk_compare", disabled=segs is None,
+                 icon=":material/leaderboard:"):
+        view.set_batch(segs)
+    frame = st.data_editor(view.current_batch(), num_rows="dynamic", width="stretch", hide_index=True,
+                           key=f"walk_editor_{st.session_state.get('walk_editor_version', 0)}",
+                           column_config={"candidate": st.column_config.TextColumn(max_chars=2000),
+                                          "reference": st.column_config.TextColumn(max_chars=2000)})
+    frame = frame.fillna("").astype(str).reset_index(drop=True)
+    if not frame.equals(view.current_batch().fillna("").astype(str).reset_index(drop=True)):
+        view.set_batch(frame.itertuples(index=False))  # edits become the batch (kept across pages), a fresh editor
+        st.rerun()
+    return frame
+
+
+def main() -> None:
+    st.title("How BERTScore is computed")
+    st.caption("A small batch through the vectorized computation, step by step, with the real tensors and their "
+               "shapes, in the order the engine computes them. The numbers are the engine's (Scorer.score gives the "
+               "same, to 1e-6), for the sidebar's model, layer, idf and rescaling.")
+    frame = _batch()
+    frame = frame[(frame["candidate"].str.strip() != "") | (frame["reference"].str.strip() != "")]
+    if frame.empty:
+        st.info("Add at least one pair.", icon=":material/info:")
+        return
+    settings = current_settings()
+    try:
+        scorer = ui_cache.scorer(settings)
+        w = wt.compute(scorer, frame["candidate"].tolist(), frame["reference"].tolist())
+    except BertScoreVizError as exc:
+        show_error(exc)
+        return
+    st.caption(f"B = {w.batch} pair(s), layer {w.layer}, hidden size H = {w.hidden}; signature `{w.signature}`")
+    labels = [f"pair {b}: {c[:40]}" for b, c in enumerate(w.cand.texts)]
+    i = st.selectbox("Pair for the matrix and the formula", list(range(w.batch)), format_func=lambda b: labels[b],
+                     key="walk_pair") or 0
+    i = min(int(i), w.batch - 1)
+    view.show(w, i)
+    st.header("9. The code")
+    st.markdown("Each step above shows the engine's kernel function that computes it. A short plain-torch script "
+                "(transformers and torch only) recomputes this batch's numbers and prints them:")
+    spec = scorer.spec
+    script = wt.reproduction_script(w, spec.source,  # RoBERTa/GPT-2 tokenizers as the engine loads them
+                                    add_prefix_space=bool(getattr(scorer.encoder.tokenizer, "add_prefix_space", False)))
+    st.download_button("Download the script (Python)", script, "bertscore_walkthrough.py", "text/x-python",
+                       key="walk_script", icon=":material/download:")
+    with st.expander("The script"):
+        st.code(script, language="python")
+    view.show_gradient(w, i, lambda k: wt.candidate_gradient(scorer, w, k))
+
+
+main()
