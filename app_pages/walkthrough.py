@@ -59,7 +59,14 @@ def main() -> None:
     settings = current_settings()
     try:
         scorer = ui_cache.scorer(settings)
-        w = wt.compute(scorer, frame["candidate"].tolist(), frame["reference"].tolist())
+        # one model pass per batch and settings: choosing another pair, or any rerun, redraws from the kept result
+        key = (tuple(map(tuple, frame.values.tolist())), str(scorer.signature), scorer.spec.source,
+               None if scorer.baseline is None else tuple(scorer.baseline))
+        kept = st.session_state.get("_walk_result")
+        if kept is None or kept[0] != key:
+            kept = (key, wt.compute(scorer, frame["candidate"].tolist(), frame["reference"].tolist()), {})
+            st.session_state["_walk_result"] = kept
+        w, gradients = kept[1], kept[2]
     except BertScoreVizError as exc:
         show_error(exc)
         return
@@ -79,7 +86,7 @@ def main() -> None:
                        key="walk_script", icon=":material/download:")
     with st.expander("The script"):
         st.code(script, language="python")
-    view.show_gradient(w, i, lambda k: wt.candidate_gradient(scorer, w, k))
+    view.show_gradient(w, i, lambda k: gradients.setdefault(k, wt.candidate_gradient(scorer, w, k)))
 
 
 main()

@@ -78,3 +78,12 @@ def test_segments_come_from_the_compare_dataset():
     assert not at.exception, at.exception
     batch = at.session_state["walk_batch"]
     assert len(batch) == 4 and batch["reference"].iloc[0].startswith("The ")
+
+
+def test_another_pair_redraws_without_a_model_pass(page, monkeypatch):
+    at = page
+    kept = at.session_state["_walk_result"][1]
+    at.selectbox(key="walk_pair").set_value(2).run()
+    assert not at.exception, at.exception
+    assert at.session_state["_walk_result"][1] is kept  # the same result: no second pass
+    assert 2 in at.session_state["_walk_result"][2]  # the gradient of the pair shown, kept too
