@@ -167,6 +167,9 @@ class Scorer:
         self.layer = int(layer)
         self.idf = bool(idf or idf_sentences is not None or idf_weights is not None)
         self.idf_sentences = None if idf_sentences is None else check_texts(idf_sentences, "idf sentence")
+        if self.idf_sentences is not None and not self.idf_sentences:  # every weight would be 0: say so instead
+            raise InputError("idf_sentences is empty: give the sentences to count idf over (e.g. the references of "
+                             "the test set), or None for the references of each call.")
         fixed_idf = self.idf_sentences is not None and idf_weights is None
         self.idf_source = corpus_tag(self.idf_sentences) if fixed_idf else ""  # named in the signature
         self.rescale_with_baseline = bool(rescale_with_baseline)

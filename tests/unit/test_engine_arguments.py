@@ -130,3 +130,8 @@ def test_repeated_layers_are_computed_once():
 def test_explain_refuses_a_non_text_reference():
     with pytest.raises(InputError, match="Expected a list of reference strings"):
         Scorer().explain("a", 5)
+
+
+def test_an_empty_idf_corpus_is_refused_rather_than_read_as_degenerate():
+    with pytest.raises(InputError, match="idf_sentences is empty"):
+        Scorer(idf_sentences=[])
