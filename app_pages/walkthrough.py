@@ -11,6 +11,7 @@ import streamlit as st
 
 from bertscore_viz.engine import walkthrough as wt
 from bertscore_viz.errors import BertScoreVizError
+from bertscore_viz.files.textfile import decode_text, split_lines
 from bertscore_viz.ui import cache as ui_cache
 from bertscore_viz.ui import walkthrough_view as view
 from bertscore_viz.ui.messages import show_error
@@ -35,6 +36,7 @@ def _batch() -> pd.DataFrame:
     if st.button(f"Take {n} segment(s) from the Compare dataset", key="walk_compare", disabled=segs is None,
                  icon=":material/leaderboard:"):
         view.set_batch(segs)
+    _idf_corpus()
     frame = st.data_editor(view.current_batch(), num_rows="dynamic", width="stretch", hide_index=True,
                            key=f"walk_editor_{st.session_state.get('walk_editor_version', 0)}",
                            column_config={"candidate": st.column_config.TextColumn(max_chars=2000),
@@ -44,6 +46,35 @@ def _batch() -> pd.DataFrame:
         view.set_batch(frame.itertuples(index=False))  # edits become the batch (kept across pages), a fresh editor
         st.rerun()
     return frame
+
+
+IDF_KEY = "walk_idf_corpus_input"
+#: Largest corpus for idf (as on the Baselines page).
+MAX_IDF_BYTES = 5 * 2**20
+
+
+def _idf_corpus() -> None:
+    """An optional corpus to count idf over (with idf on), kept in the session as ``{"name", "data"}``."""
+    up = st.file_uploader("Corpus for idf (optional; plain text, one sentence per line)", key="walk_idf_file",
+                          max_upload_size=ui_cache.upload_widget_mb(MAX_IDF_BYTES),
+                          help="With idf on, the weights are counted over these sentences instead of the batch's "
+                               "references. " + ui_cache.upload_help(MAX_IDF_BYTES))
+    if up is not None and st.session_state.get("_walk_idf_file_id") != up.file_id:
+        st.session_state["_walk_idf_file_id"] = up.file_id
+        st.session_state[IDF_KEY] = {"name": up.name, "data": up.getvalue()}
+
+
+def _idf_sentences(settings) -> list[str] | None:
+    item = st.session_state.get(IDF_KEY)
+    if not settings.idf or item is None:
+        return None
+    refused = ui_cache.count_upload(item["data"], item["name"], MAX_IDF_BYTES)
+    if refused is not None:
+        raise BertScoreVizError(refused)
+    lines = [x for x in split_lines(decode_text(item["data"], f"The corpus {item['name']}")) if x]
+    if not lines:
+        raise BertScoreVizError(f"The corpus {item['name']} has no sentence.")
+    return lines
 
 
 def main() -> None:
@@ -58,7 +89,7 @@ def main() -> None:
         return
     settings = current_settings()
     try:
-        scorer = ui_cache.scorer(settings)
+        scorer = ui_cache.scorer(settings, idf_sentences=_idf_sentences(settings))
         # one model pass per batch and settings: choosing another pair, or any rerun, redraws from the kept result
         key = (tuple(map(tuple, frame.values.tolist())), str(scorer.signature), scorer.spec.source,
                None if scorer.baseline is None else tuple(scorer.baseline))

@@ -83,8 +83,9 @@ class Walkthrough:
     Attributes:
         cand, ref: the two sides; layer, hidden: the layer and hidden size.
         similarity: ``[B, Tc, Tr]`` cosines, NaN where a padded token is involved (masked out).
-        idf: None without idf; else ``{"M", "documents", "df": {token: documents}, "weight": {token: idf}}`` for
-            the tokens of the batch (specials included), and ``"unseen"`` (the idf of a token in no document).
+        idf: None without idf; else ``{"M", "source", "df": {token: documents}, "weight": {token: idf}}`` for the
+            tokens of the batch (specials included), ``"unseen"`` (the idf of a token in no document), and where
+            the M documents come from (the batch's references, or the scorer's ``idf_sentences``).
         precision, recall, f1: ``[B]`` raw; baseline: ``[3]`` P, R, F baseline of the layer or None;
         rescaled: ``[B, 3]`` rescaled P, R, F or None; signature: of the scorer.
     """
@@ -198,11 +199,14 @@ def compute(scorer, candidates, references) -> Walkthrough:
     rescaled = None if baseline is None else tensor_ops.rescale(scores, baseline).cpu().numpy()
     similarity = sim.float().masked_fill(~valid, float("nan")).cpu().numpy()
     idf_info = None
-    if idf is not None:
+    if idf is not None:  # the documents idf was counted over: a corpus given to the scorer, else the references
         present = sorted({int(t) for x in toks for t in x.ids})
-        ref_docs = [set(map(int, toks[len(cands) + i].ids)) for i in range(len(refs))]
+        corpus = scorer.idf_sentences
+        doc_ids = [x.ids for x in (enc.encode(corpus) if corpus is not None else toks[len(cands):])]
+        docs = [set(map(int, d)) for d in doc_ids]
         idf_info = {"M": idf.num_documents, "unseen": float(idf.unseen),
-                    "df": {enc.tokenizer.convert_ids_to_tokens(t): sum(t in d for d in ref_docs) for t in present},
+                    "source": "the batch's references" if corpus is None else f"a corpus of {len(corpus):,} sentences",
+                    "df": {enc.tokenizer.convert_ids_to_tokens(t): sum(t in d for d in docs) for t in present},
                     "weight": {enc.tokenizer.convert_ids_to_tokens(t): float(wvec[t]) for t in present}}
 
     def finish(d: dict, best, idx) -> Side:

@@ -146,11 +146,10 @@ def show(w: wt.Walkthrough, i: int) -> None:
     if w.idf is None:
         st.markdown("idf is off: every real token weighs 1, the special tokens 0. `[B, T]` weight tensors:")
     else:
-        st.markdown(f"idf from the batch's {w.idf['M']} references (M = {w.idf['M']} documents): for each token, "
-                    "df = in how many references it occurs, and idf = ln((M + 1) / (df + 1)), the reference's "
-                    "plus-one smoothing: a token in every reference weighs 0 (so do CLS and SEP, which are in "
-                    f"all), a token in none weighs ln(M + 1) = {w.idf['unseen']:.4f}. Computed once for the "
-                    "vocabulary, then read for each token.")
+        st.markdown(f"idf from {w.idf['source']} (M = {w.idf['M']} documents): for each token, df = in how many "
+                    "documents it occurs, and idf = ln((M + 1) / (df + 1)), the reference's plus-one smoothing: a "
+                    "token in every document weighs 0 (so do CLS and SEP, which are in all), a token in none weighs "
+                    f"ln(M + 1) = {w.idf['unseen']:.4f}. Computed once for the vocabulary, then read for each token.")
         table = pd.DataFrame({"token": list(w.idf["df"]), "df": list(w.idf["df"].values()),
                               "idf": [round(w.idf["weight"][t], 4) for t in w.idf["df"]]})
         st.dataframe(table, hide_index=True, width="stretch", height=min(400, 38 + 35 * len(table)))

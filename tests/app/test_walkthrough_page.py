@@ -53,7 +53,7 @@ def test_it_follows_the_sidebar_idf_layer_and_rescaling(page):
     shown = _scores(at)
     assert shown["F1"].tolist() == pytest.approx(res.raw_f1.tolist(), abs=1e-6)
     assert shown["F1 rescaled"].tolist() == pytest.approx(res.f1.tolist(), abs=1e-6)
-    assert "idf from the batch's 4 references (M = 4 documents)" in texts(at)
+    assert "idf from the batch's references (M = 4 documents)" in texts(at)
     assert "Rescaled: x' = (x − b) / (1 − b) with the baseline row of layer 2" in texts(at)
 
 
@@ -87,3 +87,15 @@ def test_another_pair_redraws_without_a_model_pass(page, monkeypatch):
     assert not at.exception, at.exception
     assert at.session_state["_walk_result"][1] is kept  # the same result: no second pass
     assert 2 in at.session_state["_walk_result"][2]  # the gradient of the pair shown, kept too
+
+
+def test_idf_from_an_uploaded_corpus():
+    corpus = ["The cat sat on the mat.", "It rained all day.", "The meeting ended late.", "He left early."]
+    at = app("walkthrough.py", idf=True, walk_idf_corpus_input={"name": "corpus.txt",
+                                                                  "data": "\n".join(corpus).encode()})
+    assert not at.exception, at.exception
+    cands, refs = [c for c, _ in wt.DEFAULT_BATCH], [r for _, r in wt.DEFAULT_BATCH]
+    res = Scorer(idf_sentences=corpus).score(cands, refs)
+    assert _scores(at)["F1"].tolist() == pytest.approx(res.raw_f1.tolist(), abs=1e-6)
+    assert "idf from a corpus of 4 sentences (M = 4 documents)" in texts(at)
+    assert "_idf-corpus-4-" in texts(at)

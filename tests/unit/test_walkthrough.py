@@ -72,6 +72,15 @@ def test_idf_is_counted_from_the_batchs_references():
     assert w.idf["unseen"] == pytest.approx(np.log(5))
 
 
+def test_idf_from_a_corpus_counts_the_corpus():
+    corpus = ["The cat sat on the mat.", "Rain, rain and rain.", "It is cold."]
+    scorer = Scorer(idf_sentences=corpus)
+    w = wt.compute(scorer, CANDS, REFS)
+    np.testing.assert_allclose(w.f1, scorer.score(CANDS, REFS).raw_f1, atol=1e-6)
+    assert w.idf["M"] == 3 and w.idf["source"] == "a corpus of 3 sentences"
+    assert w.idf["df"]["rain"] == 1 and w.idf["df"]["the"] == 1 and w.idf["df"]["weather"] == 0
+
+
 def test_the_worked_example_recall_is_the_larger_similarity():
     w = wt.compute(Scorer(), [wt.WORKED_EXAMPLE[0]], [wt.WORKED_EXAMPLE[1]])
     toks = w.cand.tokens[0]
