@@ -32,7 +32,7 @@ def run_show_cli(args) -> int:
     check_writable(out, "the figure")  # before the model loads
     scorer = Scorer(model=args.model, layer=args.layer, idf=args.idf, rescale_with_baseline=args.rescale_with_baseline,
                     lang=args.lang, baseline_path=args.baseline_path, batch_size=args.batch_size,
-                    device=args.device, precision=args.precision)
+                    device=args.device, precision=args.precision, long_texts=args.long_texts)
     pair = scorer.explain(args.cand, args.ref)
     for w in pair.warnings:
         print(f"Warning: {w}", file=sys.stderr)

@@ -30,6 +30,8 @@ def add_parser(sub) -> None:
     p.add_argument("-l", "--layer", type=int, default=None, help="the layer of the BERTScore rows (default: tuned)")
     p.add_argument("--lang", default="en", help="language (kept for the signature; rescaling changes no correlation)")
     p.add_argument("--idf", action="store_true", help="weight tokens by idf from the references")
+    p.add_argument("--long_texts", "--long-texts", default="truncate", choices=["truncate", "window"],
+                   help="texts past the model's maximum: truncate (default, bert-score's) or window (scored whole)")
     p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
     p.add_argument("--seed", type=int, default=12345, help="bootstrap seed (default 12345)")
     p.add_argument("--no-sentence-metrics", action="store_true", help="skip sentence chrF and BLEU")
@@ -72,7 +74,7 @@ def run_correlate_cli(args) -> int:
         raise InputError(f"Nothing to correlate in {path.name}: fewer than 3 rated outputs could be read (the "
                          "problems are listed above).")
     scorer = Scorer(model=args.model, layer=args.layer, idf=args.idf, lang=args.lang, batch_size=args.batch_size,
-                    device=args.device)
+                    device=args.device, long_texts=args.long_texts)
     with progress_bar("embedding", "sentences") as progress:
         report = run_agreement(scorer, rated.candidates, rated.references, rated.human, rated.systems,
                                rated.groups, n_samples=args.resamples, seed=args.seed,

@@ -37,6 +37,9 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 (default: CUDA when available)")
     p.add_argument("--precision", default="fp32", choices=["fp32", "fp16", "bf16"],
                    help="fp32 (exact, default), fp16 (CUDA) or bf16: faster, labelled in the signature")
+    p.add_argument("--long_texts", "--long-texts", default="truncate", choices=["truncate", "window"],
+                   help="texts longer than the model's maximum: truncate (bert-score's, default: the tail is "
+                        "dropped) or window (embedded whole in overlapping windows; in the signature)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -186,7 +189,7 @@ def run_score(args) -> int:
     cands, refs = _inputs(args)
     scorer = Scorer(model=args.model, layer=args.layer, idf=args.idf, rescale_with_baseline=args.rescale_with_baseline,
                     lang=args.lang, baseline_path=args.baseline_path, batch_size=args.batch_size,
-                    device=args.device, precision=args.precision)
+                    device=args.device, precision=args.precision, long_texts=args.long_texts)
 
     with warnings.catch_warnings(), progress_bar("embedding", "sentences") as progress:
         warnings.simplefilter("ignore", BertScoreWarning)  # printed once below, as "Warning: ..."

@@ -61,7 +61,8 @@ def run_score_cli(args) -> int:
         run = score_files(args.input, args.output, model=args.model, layer=args.layer, idf=args.idf,
                           rescale_with_baseline=args.rescale_with_baseline, lang=args.lang,
                           baseline_path=args.baseline_path, batch_size=args.batch_size, device=args.device,
-                          precision=args.precision, mapping=mapping_from_cli(args), empty=args.empty,
+                          precision=args.precision, long_texts=args.long_texts, mapping=mapping_from_cli(args),
+                          empty=args.empty,
                           address=args.ray, workers=args.workers, cpus_per_worker=args.cpus_per_worker,
                           block_segments=args.block_segments, overwrite=args.overwrite, progress=bar, log=bar.write)
     errors = [p for p in run.problems if p.severity == "error"]

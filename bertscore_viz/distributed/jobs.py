@@ -241,7 +241,7 @@ def _save_idf(out: Path, job: str, counts: dict, documents: int) -> None:
 def score_files(inputs: str | Sequence[str], output: str | Path, *, model: str | None = None,
                 layer: int | None = None, idf: bool = False, rescale_with_baseline: bool = False, lang: str = "en",
                 baseline_path: str | None = None, batch_size: int = 64, device: str | None = None,
-                precision: str = "fp32", mapping: upload.ColumnMapping | None = None,
+                precision: str = "fp32", long_texts: str = "truncate", mapping: upload.ColumnMapping | None = None,
                 empty: str = upload.EMPTY_SCORE, address: str | None = None, workers: int | None = None,
                 cpus_per_worker: int | None = None, block_segments: int = DEFAULT_BLOCK_SEGMENTS,
                 worker_cache_mb: float | None = DEFAULT_WORKER_CACHE_MB, overwrite: bool = False,
@@ -254,8 +254,9 @@ def score_files(inputs: str | Sequence[str], output: str | Path, *, model: str |
             candidate/reference columns).
         output: a directory; holds ``parts/``, ``scores.parquet``, ``_job.json``, ``_idf.json`` (with idf) and
             ``problems.json``.
-        model, layer, idf, rescale_with_baseline, lang, baseline_path, batch_size, device, precision: as
-            :class:`~bertscore_viz.engine.scorer.Scorer` (idf over all references of the input).
+        model, layer, idf, rescale_with_baseline, lang, baseline_path, batch_size, device, precision, long_texts:
+            as :class:`~bertscore_viz.engine.scorer.Scorer` (idf over all references of the input; in window mode
+            it counts every token of a long reference).
         mapping, empty: column roles (None = detected) and the empty-cell policy of the Compare page.
         address: None/``local`` (a new local Ray instance), ``auto``, ``HOST:PORT`` or ``ray://host:10001``.
         workers, cpus_per_worker: actor pool (default one per GPU, else one per CPU).
@@ -277,7 +278,8 @@ def score_files(inputs: str | Sequence[str], output: str | Path, *, model: str |
     _ray()  # installed? (said before anything is read or written)
     ds = read_input(inputs, mapping, empty)
     scorer = Scorer(model=model, layer=layer, idf=idf, rescale_with_baseline=rescale_with_baseline, lang=lang,
-                    baseline_path=baseline_path, batch_size=batch_size, device=device, precision=precision)
+                    baseline_path=baseline_path, batch_size=batch_size, device=device, precision=precision,
+                    long_texts=long_texts)
     _check_layer(scorer)
     baseline = scorer.baseline
     if baseline is None:
@@ -298,7 +300,7 @@ def score_files(inputs: str | Sequence[str], output: str | Path, *, model: str |
     settings = {"model": scorer.spec.name, "source": scorer.spec.source, "layer": scorer.layer, "idf": scorer.idf,
                 "rescale": scorer.rescale_with_baseline, "lang": lang, "signature": str(sig),
                 "torch": torch_version, "baseline": None if baseline is None else baseline.tolist(),
-                "precision": precision}
+                "precision": precision, "long_texts": long_texts}
     fingerprint = _fingerprint(ds, settings, block_segments)
     out = Path(output)
     if out.suffix.lower() in (".parquet", ".pq"):
@@ -366,7 +368,7 @@ def score_files(inputs: str | Sequence[str], output: str | Path, *, model: str |
 
         with _guarded(ray, failed):
             if scorer.idf and frequencies is None:
-                frequencies = _distributed_document_frequencies(ray, ds, bounds, model, res)
+                frequencies = _distributed_document_frequencies(ray, ds, bounds, model, res, long_texts)
                 _save_idf(out, fingerprint, *frequencies)
             weights = None
             if scorer.idf:
@@ -377,7 +379,8 @@ def score_files(inputs: str | Sequence[str], output: str | Path, *, model: str |
             if todo:
                 _score_blocks(ray, ds, names, bounds, todo, parts, meta, baseline, scorer, res, weights, run,
                               {"model": model, "layer": scorer.layer, "batch_size": batch_size,
-                               "device": None if res.gpus else device, "precision": precision},
+                               "device": None if res.gpus else device, "precision": precision,
+                               "long_texts": long_texts},
                               worker_cache_mb, fail_once, total_pairs, done_pairs, progress, finished, t_start)
     missing = [k for k, (a, b) in enumerate(bounds)
                if not _part_done(parts / f"part-{k:06d}.parquet", (b - a) * len(names), fingerprint)]
@@ -444,12 +447,12 @@ def _merge(parts: Path, n_blocks: int, target: Path, meta: dict) -> None:
 
 
 def _distributed_document_frequencies(ray, ds: upload.Dataset, bounds, model: str | None,
-                                      res: Resources) -> tuple[dict, int]:
+                                      res: Resources, long_texts: str = "truncate") -> tuple[dict, int]:
     """First pass: document frequencies of all reference sentences, counted per block by tokenizer-only Ray tasks
     (no model weights loaded), summed on the driver. Returns ``(token id -> count, number of sentences)``."""
 
     def block_args(a: int, b: int) -> Callable[[], tuple]:
-        return lambda: (model, [r for group in ds.references[a:b] for r in group])
+        return lambda: (model, [r for group in ds.references[a:b] for r in group], long_texts)
 
     tasks = _Tasks(ray, document_frequencies, IN_FLIGHT_PER_WORKER * res.workers * res.cpus)
     totals: Counter = Counter()

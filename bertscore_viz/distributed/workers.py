@@ -82,7 +82,8 @@ class _BlockScorer:
         return res
 
 
-def document_frequencies(model: str | None, sentences: list[str]) -> tuple[np.ndarray, np.ndarray, int]:
+def document_frequencies(model: str | None, sentences: list[str], long_texts: str = "truncate"
+                         ) -> tuple[np.ndarray, np.ndarray, int]:
     """Token ids, the number of sentences each occurs in, and the number of sentences (a Ray task of the idf
     pass; the tokenizer is loaded once per worker process). ``model`` is resolved on the worker, as the scoring
     actors resolve it (the bundled model lives wherever the package is installed on that node)."""
@@ -91,7 +92,7 @@ def document_frequencies(model: str | None, sentences: list[str]) -> tuple[np.nd
 
     tok = get_tokenizer(resolve_model(model))
     counts: Counter = Counter()
-    for t in tok.encode(sentences):
+    for t in tok.encode(sentences, long_texts):
         counts.update(set(t.ids.tolist()))
     ids = np.fromiter(counts.keys(), dtype=np.int64, count=len(counts))
     return ids, np.fromiter(counts.values(), dtype=np.int64, count=len(counts)), len(sentences)

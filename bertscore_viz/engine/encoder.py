@@ -28,6 +28,7 @@ import numpy as np
 
 from bertscore_viz.engine.cache import CACHE, EmbeddingCache
 from bertscore_viz.engine.tokenizer import TextTokenizer, Tokenized, load_tokenizer, tokenizer_max_length
+from bertscore_viz.engine.windows import WindowPlan, assemble, plan_windows
 from bertscore_viz.errors import ModelError
 from bertscore_viz.models.hub import _hub_kwargs
 from bertscore_viz.models.spec import ModelSpec
@@ -123,6 +124,51 @@ def layer_states(net, layer: int, *, input_ids=None, inputs_embeds=None, attenti
         out = net(input_ids=input_ids, inputs_embeds=inputs_embeds, attention_mask=attention_mask,
                   output_hidden_states=True)
     return out.hidden_states[layer]
+
+
+def windowed_layer_states(net, layer: int, plans: Sequence[WindowPlan], *, input_ids=None, inputs_embeds=None,
+                          pad_id: int = 0, token_budget: int = DEFAULT_TOKEN_BUDGET, autocast=None):
+    """Hidden states ``(b, t, H)`` at ``layer`` of right-padded rows some of which are longer than the model's
+    maximum: row ``i`` (``plans[i].length`` real positions) is cut into its windows
+    (:func:`~bertscore_viz.engine.windows.plan_windows`), the windows of all rows run in batches of at most
+    ``token_budget`` cells, and each position takes its vector from the window the plan names. Not normalised.
+
+    Differentiable with respect to ``inputs_embeds`` (the windows are gathered from it), for the training loss and
+    the walkthrough's gradient; padding positions are 0."""
+    import torch
+
+    x = input_ids if input_ids is not None else inputs_embeds
+    b, t = x.shape[:2]
+    owner = [i for i, plan in enumerate(plans) for _ in range(plan.n_windows)]
+    positions = [plan.positions(k) for plan in plans for k in range(plan.n_windows)]
+    width = max(len(pos) for pos in positions)
+    index = torch.zeros((len(positions), width), dtype=torch.long)
+    mask = torch.zeros((len(positions), width), dtype=torch.long)
+    for w, pos in enumerate(positions):
+        index[w, :len(pos)] = torch.from_numpy(pos)
+        mask[w, :len(pos)] = 1
+    rows = torch.as_tensor(owner, dtype=torch.long)[:, None].expand(-1, width).to(x.device)
+    index, mask = index.to(x.device), mask.to(x.device)
+    gathered = x[rows, index]  # (windows, width[, H]): a gather, so gradients reach the inputs
+    step = max(1, int(token_budget) // width)
+    parts = []
+    for start in range(0, len(positions), step):
+        sl = slice(start, start + step)
+        if input_ids is not None:
+            ids = torch.where(mask[sl].bool(), gathered[sl], torch.full_like(gathered[sl], int(pad_id)))
+            parts.append(layer_states(net, layer, input_ids=ids, attention_mask=mask[sl], autocast=autocast))
+        else:
+            emb = gathered[sl] * mask[sl, :, None].to(gathered.dtype)
+            parts.append(layer_states(net, layer, inputs_embeds=emb, attention_mask=mask[sl], autocast=autocast))
+    hidden = torch.cat(parts, dim=0)
+    out = []
+    w = 0
+    for plan in plans:
+        vecs = [hidden[w + k, :len(plan.positions(k))] for k in range(plan.n_windows)]
+        w += plan.n_windows
+        row = assemble(vecs, plan)
+        out.append(torch.nn.functional.pad(row, (0, 0, 0, t - row.shape[0])))
+    return torch.stack(out)
 
 
 _TOKENIZERS: dict[tuple[str, str], TextTokenizer] = {}
@@ -256,13 +302,13 @@ class Encoder:
         finally:
             self._local.cache = None
 
-    def encode_one(self, text: str) -> Tokenized:
-        return self.text_tokenizer.encode_one(text)
+    def encode_one(self, text: str, long_texts: str = "truncate") -> Tokenized:
+        return self.text_tokenizer.encode_one(text, long_texts)
 
-    def encode(self, texts: Sequence[str]) -> list[Tokenized]:
-        """Token ids of each text, as bert-score's ``sent_encode`` gives them (cached):
+    def encode(self, texts: Sequence[str], long_texts: str = "truncate") -> list[Tokenized]:
+        """Token ids of each text, as bert-score's ``sent_encode`` gives them (cached), whole in window mode:
         :meth:`TextTokenizer.encode`."""
-        return self.text_tokenizer.encode(texts)
+        return self.text_tokenizer.encode(texts, long_texts)
 
     def is_special(self, ids: np.ndarray) -> np.ndarray:
         """Boolean mask of the CLS/SEP positions (weight 0, still match candidates)."""
@@ -296,7 +342,7 @@ class Encoder:
 
     def embed_layers(self, texts: Sequence[str], layers: Sequence[int] | str | int | None, *,
                      batch_size: int = 64, token_budget: int = DEFAULT_TOKEN_BUDGET,
-                     progress: ProgressFn | None = None) -> list[list]:
+                     progress: ProgressFn | None = None, long_texts: str = "truncate") -> list[list]:
         """Normalised token vectors of each text at each of ``layers``, on the encoder's device.
 
         Only the layers asked for are copied out of the forward pass and cached (every layer the pass computed for
@@ -311,46 +357,71 @@ class Encoder:
             batch_size: most sentences in one forward batch.
             token_budget: most padded cells (sentences x longest) in one forward batch.
             progress: called as ``progress(done, total)`` with counts of sentences embedded.
+            long_texts: ``"truncate"`` (a text longer than the model's maximum is cut, as in bert-score) or
+                ``"window"``: its windows are embedded like sentences (sharing batches with the others) and its
+                vectors assembled from them (:mod:`bertscore_viz.engine.windows`).
 
         Returns:
             Per text, a list with one float32 torch tensor ``(n_tokens, dim)`` of unit vectors per layer, in the
             order of ``layers``. Tensors are shared with the cache: do not modify them.
         """
         layers = self.check_layers(layers)
-        result: list[list | None] = [None] * len(texts)
-        toks = self.encode(texts)
-        missing: dict[bytes, list[int]] = {}
-        for i, tok in enumerate(toks):
-            key = tok.ids.tobytes()
-            if key in missing:
-                missing[key].append(i)
-                continue
+        toks = self.encode(texts, long_texts)
+        # Each text is one sequence, or (window mode, longer than the model's maximum) its windows: sequences are
+        # deduplicated by token ids and cached as (model, layer, ids), so a window is cached like any sentence.
+        plans: list[WindowPlan | None] = []
+        text_keys: list[list[bytes]] = []
+        sequences: dict[bytes, np.ndarray] = {}
+        for tok in toks:
+            plan = self.window_plan(len(tok.ids)) if len(tok.ids) > self.max_length else None
+            parts = plan.window_ids(tok.ids) if plan is not None else [tok.ids]
+            keys = [x.tobytes() for x in parts]
+            for key, x in zip(keys, parts):
+                sequences.setdefault(key, x)
+            plans.append(plan)
+            text_keys.append(keys)
+        vectors: dict[bytes, list] = {}
+        missing: list[bytes] = []
+        for key in sequences:
             hits = [self.cache.get((self.key, layer, key)) for layer in layers]
             if any(h is None for h in hits):
-                missing[key] = [i]
+                missing.append(key)
             else:
-                result[i] = hits
-        total = len(missing)
+                vectors[key] = hits
+        # progress counts texts (distinct, with something to embed), whatever their number of windows
+        waiting = set(missing)
+        total = len({b"".join(keys) for keys in text_keys if waiting.intersection(keys)})
         if progress:
             progress(0, total)
         if missing:
-            uniq = list(missing)
-            first = [toks[missing[k][0]].ids for k in uniq]
-            order = sorted(range(len(uniq)), key=lambda k: len(first[k]), reverse=True)
+            first = [sequences[k] for k in missing]
+            order = sorted(range(len(missing)), key=lambda k: len(first[k]), reverse=True)
             done = 0
             shrink = PAD_SHRINK if self.close_batches_early else 0.0  # 0: a batch closes only when full
             for start, stop in plan_batches([len(first[k]) for k in order], batch_size, token_budget, shrink):
                 batch = order[start:stop]
                 for k, vecs in zip(batch, self._forward([first[k] for k in batch], layers)):
-                    for i in missing[uniq[k]]:
-                        result[i] = vecs
+                    vectors[missing[k]] = vecs
                 done += len(batch)
                 if progress:
-                    progress(done, total)
-        return result  # type: ignore[return-value]
+                    progress(done * total // len(missing), total)
+        result = []
+        for plan, keys in zip(plans, text_keys):
+            if plan is None:
+                result.append(vectors[keys[0]])
+            else:
+                result.append([assemble([vectors[k][j] for k in keys], plan) for j in range(len(layers))])
+        return result
+
+    def window_plan(self, length: int) -> WindowPlan:
+        """How a text of ``length`` tokens (special tokens included) is embedded in window mode
+        (:func:`~bertscore_viz.engine.windows.plan_windows`)."""
+        prefix, suffix = self.text_tokenizer.special_layout
+        return plan_windows(length, self.max_length, len(prefix), len(suffix))
 
     def embed(self, texts: Sequence[str], layer: int | None = None, *, batch_size: int = 64,
-              token_budget: int = DEFAULT_TOKEN_BUDGET, progress: ProgressFn | None = None) -> list[np.ndarray]:
+              token_budget: int = DEFAULT_TOKEN_BUDGET, progress: ProgressFn | None = None,
+              long_texts: str = "truncate") -> list[np.ndarray]:
         """Normalised token vectors of each text for layers ``0 .. layer`` (all layers when None), as numpy.
 
         A convenience over :meth:`embed_layers` (which the scoring path uses): it copies every layer to the host.
@@ -361,7 +432,7 @@ class Encoder:
         depth = self.num_layers if layer is None else int(layer)
         self.check_layers([depth])
         per_text = self.embed_layers(texts, range(depth + 1), batch_size=batch_size, token_budget=token_budget,
-                                     progress=progress)
+                                     progress=progress, long_texts=long_texts)
         return [np.stack([t.cpu().numpy() for t in vecs]) for vecs in per_text]
 
     def _forward(self, id_lists: list[np.ndarray], layers: Sequence[int]) -> list[list]:

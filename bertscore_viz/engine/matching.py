@@ -85,7 +85,8 @@ class MatchStats:
         pair_candidate: ``(n_pairs,)`` candidate index of each pair (pairs follow the flattened references).
         groups: ``(start, end)`` pairs of each candidate.
         cand_ids, ref_ids: token ids of each candidate and each flattened reference.
-        cand_truncated, ref_truncated: ``(n,)`` bool, cut at the model's maximum length.
+        cand_truncated, ref_truncated: ``(n,)`` int, tokens dropped at the model's maximum length (0: whole; always
+            0 in window mode).
         cand_best, ref_best: per pair, ``(n_layers, n_cand_tokens)`` and ``(n_layers, n_ref_tokens)``; empty
             when only each pair's P/R/F were computed (:meth:`Scorer.score`, which keeps no per-token maxima).
         special_ids: the ids weighted 0 (CLS/SEP).

@@ -17,7 +17,8 @@ class Signature:
     ``-rescaled`` or ``-custom-rescaled``, then ``_fp16``/``_bf16`` when reduced precision was used. When idf
     came from other sentences than the scored references (a corpus given with ``idf_sentences``), ``idf`` reads
     ``idf-corpus-{number of sentences}-{first 8 hex digits of their sha256}``: the same settings with idf from
-    different sentences give different numbers, so they get different signatures.
+    different sentences give different numbers, so they get different signatures. Window mode for long texts
+    (``long_texts="window"``) adds ``_window``: truncate mode, bert-score's, adds nothing.
     """
 
     model: str
@@ -29,6 +30,7 @@ class Signature:
     transformers_version: str = ""
     version: str = __version__
     idf_source: str = ""
+    long_texts: str = "truncate"
 
     def __str__(self) -> str:
         idf = ("idf-" + self.idf_source if self.idf_source else "idf") if self.idf else "no-idf"
@@ -38,13 +40,16 @@ class Signature:
             text += "-custom-rescaled" if self.custom_baseline else "-rescaled"
         if self.precision != "fp32":
             text += f"_{self.precision}"
+        if self.long_texts != "truncate":
+            text += f"_{self.long_texts}"
         return text
 
     def as_dict(self) -> dict:
         return {"model": self.model, "layer": self.layer, "idf": self.idf, "rescaled": self.rescaled,
                 "custom_baseline": self.custom_baseline, "precision": self.precision,
                 "transformers_version": self.transformers_version, "version": self.version,
-                "idf_source": self.idf_source or ("references" if self.idf else None), "text": str(self)}
+                "idf_source": self.idf_source or ("references" if self.idf else None),
+                "long_texts": self.long_texts, "text": str(self)}
 
 
 def _tolist(a):
@@ -110,6 +115,9 @@ class TokenSide:
         truncated: the sentence was cut at the model's maximum length.
         unknown_mask: ``(n,)`` True for tokens the model does not know ([UNK]); their display ends in
             ``→[UNK]`` so that the heatmap, the alignment and the table flag them.
+        dropped: tokens cut from the tail (0 unless ``truncated``).
+        windows: in window mode, for a sentence longer than the model's maximum, the ``(first, last)`` token
+            positions whose vectors each window gave (the figures mark where one ends); ``()`` otherwise.
     """
 
     tokens: tuple[str, ...]
@@ -120,6 +128,13 @@ class TokenSide:
     weights: np.ndarray
     truncated: bool = False
     unknown_mask: np.ndarray | None = None
+    dropped: int = 0
+    windows: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def window_cuts(self) -> list[int]:
+        """Token positions where the window a vector comes from changes (first position of windows 2, 3, ...)."""
+        return [first for first, _ in self.windows[1:]]
 
     def __len__(self) -> int:
         return len(self.tokens)

@@ -47,6 +47,7 @@ from bertscore_viz.engine.matching import (
 )
 from bertscore_viz.engine.results import MultiReferenceExplanation, PairExplanation, ScoreResult, Signature, TokenSide
 from bertscore_viz.engine.token_notes import READ_AS, _piece, _unk_id, changed_by_tokenizer, unknown_message
+from bertscore_viz.engine.windows import check_long_texts
 from bertscore_viz.errors import BaselineError, InputError, ModelError
 from bertscore_viz.models.spec import ModelSpec, resolve_model
 
@@ -77,6 +78,14 @@ def _flatten_groups(groups_in: Sequence[Sequence[str]]) -> tuple[list[str], list
 def _distinct(cands: Sequence[str], flat_refs: Sequence[str]) -> int:
     """Distinct texts of a call: the sentences its model pass embeds at most (what a guard is told)."""
     return len(set(cands) | set(flat_refs))
+
+
+#: How to score a truncated text whole (the truncation warnings end with it).
+WINDOW_HINT = "To score long texts whole, use long_texts='window' (CLI: --long_texts window)."
+
+
+def _tokens(n) -> str:
+    return f"{int(n):,} token" + ("" if int(n) == 1 else "s")
 
 
 def _indices(idx: Sequence[int], limit: int = 10) -> str:
@@ -112,6 +121,10 @@ class Scorer:
         guard: ``guard(n_sentences)`` returns a context manager held around every model pass (e.g. a job queue).
         custom_baseline: whether the signature calls the baseline custom; default: a ``baseline_path`` or a
             ``baseline_table`` was given.
+        long_texts: ``"truncate"`` (default, bert-score's numbers: a text longer than the model's maximum length
+            loses its tail, with a warning) or ``"window"``: such a text is embedded whole, in overlapping windows
+            of the maximum length, each token's vector from the window where it has the most context
+            (docs/SEMANTICS.md, section 10); texts that fit score exactly as in truncate mode. In the signature.
 
     Raises:
         ModelError, BaselineError: at construction for an unknown layer or a missing baseline, before any work.
@@ -123,12 +136,12 @@ class Scorer:
                  device: str | None = None, precision: str = "fp32", token_budget: int = DEFAULT_TOKEN_BUDGET,
                  baseline_table: BaselineTable | None = None, *, encoder: Encoder | None = None,
                  idf_weights: IdfWeights | None = None, guard: GuardFn | None = None,
-                 custom_baseline: bool | None = None):
+                 custom_baseline: bool | None = None, long_texts: str = "truncate"):
         self._options = dict(model=model, layer=layer, idf=idf, idf_sentences=idf_sentences,
                              rescale_with_baseline=rescale_with_baseline, lang=lang, baseline_path=baseline_path,
                              batch_size=batch_size, device=device, precision=precision, token_budget=token_budget,
                              baseline_table=baseline_table, encoder=encoder, idf_weights=idf_weights, guard=guard,
-                             custom_baseline=custom_baseline)
+                             custom_baseline=custom_baseline, long_texts=long_texts)
         if encoder is not None:
             if model is None:
                 model = encoder.spec
@@ -140,6 +153,7 @@ class Scorer:
         check_whole(layer, "layer", optional=True)
         check_whole(batch_size, "batch_size", minimum=1)
         check_whole(token_budget, "token_budget", minimum=1)
+        self.long_texts = check_long_texts(long_texts)
         idf, rescale_with_baseline = check_flag(idf, "idf"), check_flag(rescale_with_baseline, "rescale_with_baseline")
         if rescale_with_baseline and baseline_table is None:
             check_lang(lang)
@@ -247,7 +261,8 @@ class Scorer:
         else:
             tv = enc.transformers_version
         return Signature(self.spec.name, self.layer, self.idf, self.rescale_with_baseline,
-                         self.custom_baseline, self.precision, tv, idf_source=self.idf_source)
+                         self.custom_baseline, self.precision, tv, idf_source=self.idf_source,
+                         long_texts=self.long_texts)
 
     def idf_weights(self, references: Sequence[str]) -> IdfWeights:
         """The idf used for a call whose (flattened) references are given: the fixed ``idf_weights``, else those of
@@ -256,9 +271,14 @@ class Scorer:
             return self._fixed_idf
         if self.idf_sentences is not None:
             if self._fixed_idf is None:
-                self._fixed_idf = compute_idf(t.ids for t in self.encoder.encode(self.idf_sentences))
+                self._fixed_idf = compute_idf(t.ids for t in self.encode(self.idf_sentences))
             return self._fixed_idf
-        return compute_idf(t.ids for t in self.encoder.encode(list(references)))
+        return compute_idf(t.ids for t in self.encode(list(references)))
+
+    def encode(self, texts: Sequence[str]):
+        """Token ids of texts as this scorer scores them: cut at the model's maximum length in truncate mode, whole
+        in window mode (idf then counts every token of a long text)."""
+        return self.encoder.encode(texts, self.long_texts)
 
     # --- corpus path ------------------------------------------------------------------------------------------
     def match(self, candidates, references, layers: Sequence[int] | str | None = None,
@@ -285,8 +305,8 @@ class Scorer:
         enc = self.encoder
         layers = (self.layer,) if layers is None else check_layers(layers, enc.num_layers, self.spec.name)
         flat_refs, pair_cand, groups = _flatten_groups(groups_in)
-        cand_tok = enc.encode(cands)
-        ref_tok = enc.encode(flat_refs)
+        cand_tok = self.encode(cands)
+        ref_tok = self.encode(flat_refs)
         if keep == "scores":
             idf = idf_weights if idf_weights is not None else self.idf_weights(flat_refs) if self.idf else None
             table = self._pair_table(cands, flat_refs, pair_cand, cand_tok, ref_tok, layers, idf, True, progress)
@@ -344,8 +364,8 @@ class Scorer:
         enc = self.encoder
         return MatchStats(tuple(layers), tuple(cands), tuple(flat_refs), np.asarray(pair_cand, dtype=np.int64),
                           tuple(groups), tuple(t.ids for t in cand_tok), tuple(t.ids for t in ref_tok),
-                          np.array([t.truncated for t in cand_tok], dtype=bool),
-                          np.array([t.truncated for t in ref_tok], dtype=bool),
+                          np.array([t.dropped for t in cand_tok], dtype=np.int64),
+                          np.array([t.dropped for t in ref_tok], dtype=np.int64),
                           tuple(cand_best), tuple(ref_best), enc.special_ids, _unk_id(enc))
 
     def _embedded_chunks(self, cands: list[str], flat_refs: list[str], pair_cand: list[int],
@@ -377,7 +397,7 @@ class Scorer:
             texts = list(dict.fromkeys([cands[pair_cand[p]] for p in pairs] + [flat_refs[p] for p in pairs]))
             offset = len(seen)
             vecs = dict(zip(texts, enc.embed_layers(texts, layers, batch_size=self.batch_size,
-                                                    token_budget=self.token_budget,
+                                                    token_budget=self.token_budget, long_texts=self.long_texts,
                                                     progress=lambda d, _t, offset=offset: report(offset + d))))
             seen.update(texts)
             report(len(seen))
@@ -390,11 +410,10 @@ class Scorer:
         """:meth:`score`'s path: P/R/F of each pair computed on the device (:meth:`_pair_table`) in the matching
         batches, with idf known before matching (the references are tokenized first); only ``(n_pairs, 3)``
         float64 comes back to the host, and the result equals ``result(match(...))`` (to about 1e-16)."""
-        enc = self.encoder
         layer = self.layer
         flat_refs, pair_cand, groups = _flatten_groups(groups_in)
-        cand_tok = enc.encode(cands)
-        ref_tok = enc.encode(flat_refs)
+        cand_tok = self.encode(cands)
+        ref_tok = self.encode(flat_refs)
         idf = self.idf_weights(flat_refs) if self.idf else None
         table = self._pair_table(cands, flat_refs, pair_cand, cand_tok, ref_tok, (layer,), idf, not self.idf,
                                  progress)
@@ -443,7 +462,8 @@ class Scorer:
             p, r, f = raw_p, raw_r, raw_f
         msgs = self._messages(stats, notes, idf, labels)
         sig = Signature(self.spec.name, layer, idf, baseline is not None, self.custom_baseline,
-                        self.precision, self.encoder.transformers_version, idf_source=self.idf_source if idf else "")
+                        self.precision, self.encoder.transformers_version, idf_source=self.idf_source if idf else "",
+                        long_texts=self.long_texts)
         return ScoreResult(p, r, f, raw_p, raw_r, raw_f, sig, baseline, arg, tuple(msgs))
 
     @staticmethod
@@ -502,12 +522,14 @@ class Scorer:
                             f"closely, so these scores are not meaningful; {multilingual_hint()}")
         tc = np.flatnonzero(stats.cand_truncated).tolist()
         if tc:
-            msgs.append(f"{len(tc)} candidate(s) longer than the model's maximum length were truncated (tail "
-                        f"dropped): {index}{_indices([tag(i) for i in tc])}.")
+            msgs.append(f"{len(tc)} candidate(s) longer than the model's maximum length were truncated, "
+                        f"{_tokens(stats.cand_truncated[tc].sum())} dropped from their tails: "
+                        f"{index}{_indices([tag(i) for i in tc])}. {WINDOW_HINT}")
         tr = np.flatnonzero(stats.ref_truncated).tolist()
         if tr:
-            msgs.append(f"{len(tr)} reference(s) longer than the model's maximum length were truncated: "
-                        f"{cand_index}{_indices(where(tr))}.")
+            msgs.append(f"{len(tr)} reference(s) longer than the model's maximum length were truncated, "
+                        f"{_tokens(stats.ref_truncated[tr].sum())} dropped from their tails: "
+                        f"{cand_index}{_indices(where(tr))}. {WINDOW_HINT}")
         return msgs
 
     def score(self, candidates, references, progress: ProgressFn | None = None) -> ScoreResult:
@@ -542,15 +564,15 @@ class Scorer:
     # --- one pair ---------------------------------------------------------------------------------------------
     def _token_side(self, text: str, weights_fn) -> TokenSide:
         enc = self.encoder
-        tok = enc.encode_one(text)
+        tok = enc.encode_one(text, self.long_texts)
         stripped = text.strip()
         special = enc.is_special(tok.ids)
         tokens = tuple(enc.tokenizer.convert_ids_to_tokens(tok.ids.tolist()))
         display = list(tokens)
         word_index = np.where(special, -1, 0).astype(np.int64)
         if stripped:
-            info = enc.tokenizer(stripped, add_special_tokens=True, return_offsets_mapping=True,
-                                 truncation=True, max_length=enc.max_length)
+            cut = {"truncation": True, "max_length": enc.max_length} if self.long_texts == "truncate" else {}
+            info = enc.tokenizer(stripped, add_special_tokens=True, return_offsets_mapping=True, **cut)
             if list(info["input_ids"]) == tok.ids.tolist():
                 last_word, word_counter = None, -1
                 for pos, ((a, b), w) in enumerate(zip(info["offset_mapping"], info.word_ids())):
@@ -568,8 +590,11 @@ class Scorer:
         for pos in np.flatnonzero(~unknown & ~special):  # が read as か: the figures and the table show が→か
             if changed_by_tokenizer(display[pos], _piece(tokens[pos])):
                 display[pos] = f"{display[pos]}{READ_AS}{_piece(tokens[pos])}"
+        windows = ()
+        if len(tok.ids) > enc.max_length:
+            windows = tuple(enc.window_plan(len(tok.ids)).boundaries())
         return TokenSide(tokens, tuple(display), tok.ids, special, word_index, weights_fn(tok.ids), tok.truncated,
-                         unknown)
+                         unknown, tok.dropped, windows)
 
     def explain(self, candidate: str, reference: str | Sequence[str]):
         """Token-level explanation of one candidate against one reference (or several).
@@ -597,7 +622,7 @@ class Scorer:
         # for a large model); only this layer's vectors come to the host.
         with self.guarded(_distinct([candidate], refs)):
             vecs = enc.embed_layers([candidate] + refs, "all", batch_size=self.batch_size,
-                                    token_budget=self.token_budget)
+                                    token_budget=self.token_budget, long_texts=self.long_texts)
         cand_side = self._token_side(candidate, weights)
         pairs = []
         several = not isinstance(reference, str) and len(refs) > 1
@@ -626,9 +651,11 @@ class Scorer:
                             "weights sum to 0 and precision or recall is undefined (NaN; F1 is 0, as in "
                             "bert-score). Add more references (idf needs several) or turn idf off.")
             if cand_side.truncated:
-                msgs.append(f"The candidate was truncated to the model's maximum of {enc.max_length} tokens.")
+                msgs.append(f"The candidate was truncated to the model's maximum of {enc.max_length} tokens: "
+                            f"{_tokens(cand_side.dropped)} of its tail are not scored. {WINDOW_HINT}")
             if ref_side.truncated:
-                msgs.append(f"{which} was truncated to the model's maximum of {enc.max_length} tokens.")
+                msgs.append(f"{which} was truncated to the model's maximum of {enc.max_length} tokens: "
+                            f"{_tokens(ref_side.dropped)} of its tail are not scored. {WINDOW_HINT}")
             if cand_unknown:
                 msgs.append(cand_unknown)
             ref_unknown = unknown_message(which[0].lower() + which[1:] if several else "reference", ref_side,
@@ -662,7 +689,7 @@ class Scorer:
 def score(candidates, references, model: str | None = None, layer: int | None = None, idf: bool = False,
           rescale_with_baseline: bool = False, lang: str = "en", baseline_path: str | None = None,
           batch_size: int = 64, device: str | None = None, precision: str = "fp32",
-          progress: ProgressFn | None = None) -> ScoreResult:
+          progress: ProgressFn | None = None, long_texts: str = "truncate") -> ScoreResult:
     """BERTScore in one call; see :class:`Scorer` for the options.
 
     >>> res = score(["The cat sat on the mat."], ["There is a cat sitting on the mat."], layer=6)
@@ -670,5 +697,6 @@ def score(candidates, references, model: str | None = None, layer: int | None = 
     0.910953
     """
     scorer = Scorer(model=model, layer=layer, idf=idf, rescale_with_baseline=rescale_with_baseline, lang=lang,
-                    baseline_path=baseline_path, batch_size=batch_size, device=device, precision=precision)
+                    baseline_path=baseline_path, batch_size=batch_size, device=device, precision=precision,
+                    long_texts=long_texts)
     return scorer.score(candidates, references, progress=progress)

@@ -25,10 +25,14 @@ class Tokenized:
     Attributes:
         ids: token ids with special tokens, shape ``(n_tokens,)``.
         truncated: True when the sentence was longer than the model's maximum and its tail was dropped.
+        dropped: how many tokens were dropped (0 unless ``truncated``).
+        length: the sentence's length in tokens with its special tokens, before any cut.
     """
 
     ids: np.ndarray
     truncated: bool
+    dropped: int = 0
+    length: int = -1
 
 
 def load_tokenizer(spec: ModelSpec, kwargs: dict):
@@ -42,6 +46,20 @@ def load_tokenizer(spec: ModelSpec, kwargs: dict):
     return tokenizer
 
 
+def special_layout(tokenizer) -> tuple[list[int], list[int]]:
+    """The ids the tokenizer puts before and after the content of a sentence (``[CLS]`` / ``[SEP]`` for BERT).
+
+    Raises:
+        ModelError: when the content cannot be found inside the encoded sentence."""
+    full = list(tokenizer("a", add_special_tokens=True)["input_ids"])
+    content = list(tokenizer("a", add_special_tokens=False)["input_ids"])
+    for start in range(len(full) - len(content) + 1):
+        if full[start:start + len(content)] == content:
+            return full[:start], full[start + len(content):]
+    raise ModelError(f"Cannot tell where the tokenizer {type(tokenizer).__name__} puts its special tokens "
+                     f"({full} around {content}).")
+
+
 def tokenizer_max_length(tokenizer) -> int:
     """The longest input in tokens: the tokenizer's ``model_max_length``, or :data:`FALLBACK_MAX_LENGTH` when it
     has none (transformers uses a huge sentinel for "unset")."""
@@ -51,7 +69,8 @@ def tokenizer_max_length(tokenizer) -> int:
 
 class TextTokenizer:
     """A model's tokenizer, loaded as the reference loads it, giving token ids as bert-score's ``sent_encode``
-    does (stripped text, special tokens added, cut at the model's maximum length), cached per text. The
+    does (stripped text, special tokens added, cut at the model's maximum length; whole in window mode), cached per
+    text. The
     :class:`Encoder` tokenizes through one; an idf pass that needs ids and not the model's weights uses one alone
     (:func:`get_tokenizer`).
 
@@ -73,19 +92,29 @@ class TextTokenizer:
         self.spec = spec
         self.tokenizer = tokenizer
         self.max_length = tokenizer_max_length(tokenizer)
-        self._tok_cache: OrderedDict[str, Tokenized] = OrderedDict()
+        self._layout: tuple[list[int], list[int]] | None = None
+        self._tok_cache: OrderedDict[tuple[bool, str], Tokenized] = OrderedDict()
         self._tok_lock = threading.Lock()
 
-    def encode_one(self, text: str) -> Tokenized:
-        return self.encode([text])[0]
+    @property
+    def special_layout(self) -> tuple[list[int], list[int]]:
+        """The ids before and after a sentence's content (:func:`special_layout`), found once."""
+        if self._layout is None:
+            self._layout = special_layout(self.tokenizer)
+        return self._layout
 
-    def encode(self, texts: Sequence[str]) -> list[Tokenized]:
-        """Token ids of each text, as bert-score's ``sent_encode`` gives them (cached)."""
+    def encode_one(self, text: str, long_texts: str = "truncate") -> Tokenized:
+        return self.encode([text], long_texts)[0]
+
+    def encode(self, texts: Sequence[str], long_texts: str = "truncate") -> list[Tokenized]:
+        """Token ids of each text, as bert-score's ``sent_encode`` gives them (cached). ``long_texts="window"``:
+        a text longer than the model's maximum keeps all its tokens (window mode embeds it in windows)."""
+        whole = long_texts == "window"
         out: list[Tokenized | None] = [None] * len(texts)
         todo: dict[str, list[int]] = {}
         with self._tok_lock:
             for i, t in enumerate(texts):
-                hit = self._tok_cache.get(t)
+                hit = self._tok_cache.get((whole, t))
                 if hit is None:
                     todo.setdefault(t, []).append(i)
                 else:
@@ -100,12 +129,13 @@ class TextTokenizer:
             with self._tok_lock:
                 for text, s in zip(uniq, stripped):
                     ids = next(encoded) if s else empty_ids
-                    truncated = len(ids) > self.max_length
+                    length = len(ids)
+                    truncated = length > self.max_length and not whole
                     if truncated:
                         ids = self.tokenizer.encode(s, add_special_tokens=True, max_length=self.max_length,
                                                     truncation=True)
-                    tok = Tokenized(np.asarray(ids, dtype=np.int64), truncated)
-                    self._tok_cache[text] = tok
+                    tok = Tokenized(np.asarray(ids, dtype=np.int64), truncated, length - len(ids), length)
+                    self._tok_cache[(whole, text)] = tok
                     for i in todo[text]:
                         out[i] = tok
                 while len(self._tok_cache) > 200_000:

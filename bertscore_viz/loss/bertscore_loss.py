@@ -16,6 +16,11 @@ expected weight of its distribution (0 on a one-hot special); for ``inputs_embed
 positions of each row are taken as the special tokens. References given as texts are always tokenized by the
 scorer's tokenizer (stripped, specials added, truncated to the model's maximum length), as in scoring.
 
+Long texts. With ``long_texts="window"`` (as in scoring, docs/SEMANTICS.md section 10) a candidate or reference
+longer than the model's maximum length is embedded in overlapping windows of that length, each token's vector from
+the window where it has the most context; gradients flow through every window a token's vector comes from. In the
+default ``"truncate"`` mode a sequence longer than the maximum is an error (references given as texts are cut).
+
 Sign. ``loss(candidates, references)`` returns ``1 - S`` per sample, where ``S`` is the chosen metric (F1 by
 default, optionally rescaled), reduced by ``reduction``: minimising it maximises BERTScore, and a perfect
 candidate has loss 0 (slightly below 0 when F1 rounds above 1, or with rescaling when S > 1). The scores
@@ -32,8 +37,9 @@ import numpy as np
 import torch
 
 from bertscore_viz.engine import tensor_ops as ops
-from bertscore_viz.engine.encoder import layer_states, model_through_layer
+from bertscore_viz.engine.encoder import layer_states, model_through_layer, windowed_layer_states
 from bertscore_viz.engine.idf import IdfWeights, compute_idf
+from bertscore_viz.engine.windows import plan_windows
 from bertscore_viz.errors import InputError, ModelError, shorten
 from bertscore_viz.loss.inputs import _id_to_token, _is_id_sequence, _right_padded, _shared_encoder
 
@@ -83,6 +89,8 @@ class BERTScoreLoss(torch.nn.Module):
             adds the tokenizer's special tokens around them; False: they already include them.
         dtype: ``torch.float32`` (default, the exact scoring precision) or ``torch.float64`` (gradient checks).
         reference_cache_bytes: bound of the cache of reference embeddings (frozen scorer only).
+        long_texts: ``"truncate"`` (default) or ``"window"``: sequences longer than the model's maximum length are
+            embedded in overlapping windows, as ``Scorer(long_texts="window")`` embeds them.
         generator_tokenizer: the generator's tokenizer (or its vocabulary: a mapping token -> id, or a list of
             tokens in id order), checked here against the scorer's, id by id: a generator whose ids mean other
             tokens would be scored as gibberish without any error, as sizes alone cannot tell.
@@ -103,7 +111,8 @@ class BERTScoreLoss(torch.nn.Module):
                  temperature: float | None = None, metric: str = "f1", reduction: str = "mean",
                  train_scorer: bool = False, add_special_tokens: bool = True, dtype: torch.dtype = torch.float32,
                  reference_cache_bytes: int = 256 * 2**20, precision: str = "fp32", batch_size: int = 64,
-                 token_budget: int = REFERENCE_TOKEN_BUDGET, baseline_table=None, generator_tokenizer=None):
+                 token_budget: int = REFERENCE_TOKEN_BUDGET, baseline_table=None, generator_tokenizer=None,
+                 long_texts: str = "truncate"):
         super().__init__()
         from bertscore_viz.engine.encoder import PRECISIONS
         from bertscore_viz.engine.scorer import Scorer  # options, defaults, idf and baselines exactly as in scoring
@@ -127,7 +136,8 @@ class BERTScoreLoss(torch.nn.Module):
         self.scorer = Scorer(model=model, layer=layer, idf=idf, idf_sentences=idf_sentences,
                              rescale_with_baseline=rescale_with_baseline, lang=lang, baseline_path=baseline_path,
                              device=device, batch_size=batch_size, token_budget=token_budget,
-                             baseline_table=baseline_table)
+                             baseline_table=baseline_table, long_texts=long_texts)
+        self.long_texts = self.scorer.long_texts
         enc = self.scorer.encoder  # loads the model (or reuses the process-wide one) and checks the layer
         if precision == "fp16" and not enc.device.startswith("cuda"):
             raise InputError("precision='fp16' needs a CUDA device; on the CPU use precision='bf16' (or the exact "
@@ -276,8 +286,8 @@ class BERTScoreLoss(torch.nn.Module):
     def encode_texts(self, texts: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:
         """Token ids of texts as this loss expects them: ``(ids, attention_mask)``, ``(b, t)``, right-padded,
         content tokens only when ``add_special_tokens`` (the default), else with the tokenizer's special tokens.
-        Tokenized as in scoring (stripped, truncated to the model's maximum length)."""
-        toks = self.encoder.encode(list(texts))
+        Tokenized as in scoring (stripped, truncated to the model's maximum length; whole in window mode)."""
+        toks = self.scorer.encode(list(texts))
         a, z = len(self._prefix), len(self._suffix)
         rows = [t.ids[a:len(t.ids) - z] if self.add_special_tokens else t.ids for t in toks]
         width = max([len(r) for r in rows] + [1])
@@ -335,11 +345,25 @@ class BERTScoreLoss(torch.nn.Module):
         """Unit token vectors at the scorer's layer, ``(b, t, H)``."""
         width = (input_ids if input_ids is not None else inputs_embeds).shape[1]
         if width > self.encoder.max_length:
+            if self.long_texts == "window":
+                return self._windowed_hidden(input_ids, inputs_embeds, attention_mask)
             raise InputError(f"A sequence of {width} positions (special tokens included) is longer than the "
-                             f"model's maximum of {self.encoder.max_length}. Truncate the candidates or references.")
+                             f"model's maximum of {self.encoder.max_length}. Truncate the candidates or references, "
+                             "or build the loss with long_texts='window' to embed them in windows.")
         reduced = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(self.precision)
         hidden = layer_states(self._net, self.layer, input_ids=input_ids, inputs_embeds=inputs_embeds,
                               attention_mask=attention_mask, autocast=reduced)
+        return ops.normalize(hidden.to(self.dtype), eps=1e-12)
+
+    def _windowed_hidden(self, input_ids, inputs_embeds, attention_mask) -> torch.Tensor:
+        """:meth:`_hidden` of rows longer than the model's maximum, in windows (:func:`windowed_layer_states`)."""
+        a, z = len(self._prefix), len(self._suffix)
+        lengths = attention_mask.long().sum(dim=1).tolist()
+        plans = [plan_windows(max(int(n), 1), self.encoder.max_length, a, z) for n in lengths]
+        reduced = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(self.precision)
+        hidden = windowed_layer_states(self._net, self.layer, plans, input_ids=input_ids, inputs_embeds=inputs_embeds,
+                                       pad_id=int(self.encoder.pad_id), token_budget=self.token_budget,
+                                       autocast=reduced)
         return ops.normalize(hidden.to(self.dtype), eps=1e-12)
 
     # --- references -------------------------------------------------------------------------------------------
@@ -383,7 +407,7 @@ class BERTScoreLoss(torch.nn.Module):
         texts = [(k, r) for k, r in enumerate(flat) if isinstance(r, str)]
         out: list[np.ndarray] = [None] * len(flat)  # type: ignore[list-item]
         if texts:
-            for (k, _), tok in zip(texts, self.encoder.encode([r for _, r in texts])):
+            for (k, _), tok in zip(texts, self.scorer.encode([r for _, r in texts])):
                 out[k] = tok.ids
         for k, r in enumerate(flat):
             if out[k] is not None:
