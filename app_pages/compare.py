@@ -27,6 +27,7 @@ from bertscore_viz.locations import EXAMPLES_DIR
 from bertscore_viz.ui import cache as ui_cache
 from bertscore_viz.ui import compare_view
 from bertscore_viz.ui.compare_state import compare_input, compare_state, forget_input, set_input
+from bertscore_viz.ui.long_texts import long_text_switch
 from bertscore_viz.ui.messages import escape_markdown, progress_callback, show_error
 from bertscore_viz.ui.settings import current_settings
 from bertscore_viz.ui.state import fresh
@@ -189,7 +190,8 @@ def _score(settings, ds: upload.Dataset):
     """The model pass for this dataset and model at the sidebar's layer, from the session when already done (a
     layer not computed yet is one more pass, added to the kept one)."""
     spec = ui_cache.resolve_model(settings.model)  # the deployment's allow-list and labels, as on every page
-    key = _dataset_key(ds, f"{spec.name}|{spec.source}")
+    mode = "|window" if settings.long_texts == "window" else ""  # another model pass: kept apart
+    key = _dataset_key(ds, f"{spec.name}|{spec.source}{mode}")
     state = compare_state()
     sc = ui_cache.scorer(settings, rescale=False)
     layer = settings.resolved_layer()
@@ -691,6 +693,8 @@ def main() -> None:
         return
     scale = "rescaled" if comparison.rescaled else "raw"
     st.caption(_pass_note(key))
+    n_long, n_cut = compare.long_text_counts(cstats.pairs, sc.encoder.max_length)
+    long_text_switch(n_long, n_cut, sc.encoder.max_length, settings.long_texts)
     if settings.rescale and comparison.note:
         st.warning(escape_markdown(comparison.note) + "\n\n**Showing raw numbers** (not rescaled).",
                    icon=":material/warning:")

@@ -173,7 +173,7 @@ def main() -> None:
         show_error(exc)
         return
     st.divider()
-    render_explanation(explanation, settings, key=KEY)
+    render_explanation(explanation, settings, key=KEY, long_switch=True)
 
 
 main()

@@ -14,6 +14,7 @@ from bertscore_viz.errors import BertScoreVizError
 from bertscore_viz.files.textfile import decode_text, split_lines
 from bertscore_viz.ui import cache as ui_cache
 from bertscore_viz.ui import walkthrough_view as view
+from bertscore_viz.ui.long_texts import long_text_switch
 from bertscore_viz.ui.messages import show_error
 from bertscore_viz.ui.settings import current_settings
 from bertscore_viz.ui.state import fresh
@@ -102,6 +103,10 @@ def main() -> None:
         show_error(exc)
         return
     st.caption(f"B = {w.batch} pair(s), layer {w.layer}, hidden size H = {w.hidden}; signature `{w.signature}`")
+    enc = scorer.encoder
+    cut = [t for t in enc.encode(list(w.cand.texts) + list(w.ref.texts)) if t.length > enc.max_length]
+    long_text_switch(len(cut), sum(t.dropped for t in cut) if settings.long_texts == "truncate" else 0,
+                     enc.max_length, settings.long_texts)
     labels = [f"pair {b}: {c[:40]}" for b, c in enumerate(w.cand.texts)]
     i = st.selectbox("Pair for the matrix and the formula", list(range(w.batch)), format_func=lambda b: labels[b],
                      key="walk_pair") or 0
@@ -115,6 +120,9 @@ def main() -> None:
                                     add_prefix_space=bool(getattr(scorer.encoder.tokenizer, "add_prefix_space", False)))
     st.download_button("Download the script (Python)", script, "bertscore_walkthrough.py", "text/x-python",
                        key="walk_script", icon=":material/download:")
+    if cut and settings.long_texts == "window":
+        st.caption("The script embeds each text in one pass, cut at the model's maximum: it reproduces the numbers "
+                   "of the pairs that fit, not of the long texts scored here in windows.")
     with st.expander("The script"):
         st.code(script, language="python")
     view.show_gradient(w, i, lambda k: gradients.setdefault(k, wt.candidate_gradient(scorer, w, k)))

@@ -91,6 +91,21 @@ def score_dataset(scorer: Scorer, dataset: Dataset, progress: Callable[[int, int
     return ComparisonStats(names, stats, dataset.n_segments)
 
 
+def long_text_counts(stats: MatchStats, max_length: int) -> tuple[int, int]:
+    """How many texts of a scored input are longer than the model's maximum (each system's outputs counted, each
+    distinct reference once), and how many tokens truncate mode dropped from them (0 in window mode)."""
+    n_long, cut = 0, 0
+    for ids, dropped in zip(stats.cand_ids, stats.cand_truncated):
+        if dropped or len(ids) > max_length:
+            n_long, cut = n_long + 1, cut + int(dropped)
+    seen: set[str] = set()
+    for text, ids, dropped in zip(stats.references, stats.ref_ids, stats.ref_truncated):
+        if text not in seen and (dropped or len(ids) > max_length):
+            n_long, cut = n_long + 1, cut + int(dropped)
+        seen.add(text)
+    return n_long, cut
+
+
 def add_layers(scorer: Scorer, dataset: Dataset, cstats: ComparisonStats, layers: Sequence[int],
                progress: Callable[[int, int], None] | None = None) -> ComparisonStats:
     """``cstats`` with the pairs' P/R/F at more layers (one model pass, the same idf weights)."""

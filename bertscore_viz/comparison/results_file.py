@@ -193,7 +193,10 @@ def signature_from(settings: dict, rescaled: bool | None = None) -> Signature:
         return Signature(settings["model"], int(settings["layer"]), bool(settings["idf"]),
                          bool(settings["rescaled"] if rescaled is None else rescaled),
                          bool(settings.get("custom_baseline", False)), settings.get("precision", "fp32"),
-                         settings.get("transformers_version", ""), settings.get("version", ""))
+                         settings.get("transformers_version", ""), settings.get("version", ""),
+                         idf_source=str(settings.get("idf_source") or "") if settings.get("idf_source") not in (
+                             None, "references") else "",
+                         long_texts="window" if settings.get("long_texts") == "window" else "truncate")
     except (KeyError, TypeError, ValueError):
         raise InputError("The signature in the results file's metadata is incomplete (model, layer, idf and "
                          "rescaled are needed).") from None

@@ -57,6 +57,8 @@ class Side:
         best: ``[B, T]`` each token's best similarity on the other side (0 on padding);
         best_index: ``[B, T]`` the position of that best match (-1 on padding).
         empty: ``[B]`` the text has no token but specials (its pair scores 0).
+        window_cuts: in window mode, per text, the token positions where the window its vectors come from
+            changes (empty for a text that fits the model).
     """
 
     texts: list
@@ -70,6 +72,7 @@ class Side:
     best: np.ndarray
     best_index: np.ndarray
     empty: np.ndarray
+    window_cuts: tuple = ()
 
     @property
     def lengths(self) -> np.ndarray:
@@ -109,17 +112,22 @@ class Walkthrough:
 
 
 def _raw_norms(enc, id_lists: list[np.ndarray], layer: int) -> list[np.ndarray]:
-    """Each token's vector length at ``layer`` before normalisation (one forward pass, for display)."""
+    """Each token's vector length at ``layer`` before normalisation (one forward pass, for display; in windows,
+    as window mode embeds it, for a text longer than the model's maximum)."""
     import torch
 
-    from bertscore_viz.engine.encoder import layer_states, model_through_layer
+    from bertscore_viz.engine.encoder import layer_states, model_through_layer, windowed_layer_states
 
     net = model_through_layer(enc.model, layer)
     out = []
     with torch.no_grad():
         for ids in id_lists:
             x = torch.as_tensor(np.asarray(ids, dtype=np.int64)[None], device=enc.device)
-            states = layer_states(net, layer, input_ids=x, attention_mask=torch.ones_like(x))
+            if len(ids) > enc.max_length:
+                states = windowed_layer_states(net, layer, [enc.window_plan(len(ids))], input_ids=x,
+                                               pad_id=enc.pad_id)
+            else:
+                states = layer_states(net, layer, input_ids=x, attention_mask=torch.ones_like(x))
             out.append(torch.linalg.vector_norm(states[0].float(), dim=-1).cpu().numpy())
     return out
 
@@ -153,8 +161,8 @@ def compute(scorer, candidates, references) -> Walkthrough:
                          f"{len(cands)}. Score larger sets on the Compare page.")
     enc = scorer.encoder
     layer = scorer.layer
-    toks = enc.encode(cands + refs)
-    vecs = enc.embed_layers(cands + refs, [layer], batch_size=scorer.batch_size)
+    toks = scorer.encode(cands + refs)  # whole texts in window mode
+    vecs = enc.embed_layers(cands + refs, [layer], batch_size=scorer.batch_size, long_texts=scorer.long_texts)
     norms = _raw_norms(enc, [t.ids for t in toks], layer)
     idf = scorer.idf_weights(refs) if scorer.idf else None
     special_ids = enc.special_ids
@@ -176,6 +184,8 @@ def compute(scorer, candidates, references) -> Walkthrough:
             "vectors": _pad([v[0].detach().float().cpu().numpy() for v in vecs[part]], length, 0.0, np.float32),
             "weights": _pad([wvec[x] for x in t_ids], length, 0.0, np.float64),
             "empty": empty,
+            "cuts": tuple(tuple(enc.window_plan(len(x)).cut_points()) if len(x) > enc.max_length else ()
+                          for x in t_ids),
         }
 
     c, r = side(slice(0, len(cands)), cands), side(slice(len(cands), None), refs)
@@ -202,7 +212,7 @@ def compute(scorer, candidates, references) -> Walkthrough:
     if idf is not None:  # the documents idf was counted over: a corpus given to the scorer, else the references
         present = sorted({int(t) for x in toks for t in x.ids})
         corpus = scorer.idf_sentences
-        doc_ids = [x.ids for x in (enc.encode(corpus) if corpus is not None else toks[len(cands):])]
+        doc_ids = [x.ids for x in (scorer.encode(corpus) if corpus is not None else toks[len(cands):])]
         docs = [set(map(int, d)) for d in doc_ids]
         idf_info = {"M": idf.num_documents, "unseen": float(idf.unseen),
                     "source": "the batch's references" if corpus is None else f"a corpus of {len(corpus):,} sentences",
@@ -211,7 +221,7 @@ def compute(scorer, candidates, references) -> Walkthrough:
 
     def finish(d: dict, best, idx) -> Side:
         return Side(d["texts"], d["tokens"], d["ids"], d["mask"], d["special"], d["norms"], d["vectors"],
-                    d["weights"], best.double().cpu().numpy(), idx.cpu().numpy(), d["empty"])
+                    d["weights"], best.double().cpu().numpy(), idx.cpu().numpy(), d["empty"], d["cuts"])
 
     return Walkthrough(finish(c, c_best, c_idx), finish(r, r_best, r_idx), layer, enc.hidden_size, similarity,
                        idf_info, p.cpu().numpy(), rr.cpu().numpy(), f.cpu().numpy(),
@@ -311,7 +321,7 @@ def candidate_gradient(scorer, w: Walkthrough, i: int) -> np.ndarray:
     import torch
 
     from bertscore_viz.engine import tensor_ops
-    from bertscore_viz.engine.encoder import layer_states, model_through_layer
+    from bertscore_viz.engine.encoder import layer_states, model_through_layer, windowed_layer_states
 
     enc = scorer.encoder
     n_c, n_r = int(w.cand.lengths[i]), int(w.ref.lengths[i])
@@ -319,7 +329,10 @@ def candidate_gradient(scorer, w: Walkthrough, i: int) -> np.ndarray:
     emb = enc.model.get_input_embeddings()(ids).detach().float().requires_grad_(True)
     net = model_through_layer(enc.model, w.layer)
     with torch.enable_grad():
-        states = layer_states(net, w.layer, inputs_embeds=emb, attention_mask=torch.ones_like(ids))
+        if n_c > enc.max_length:  # window mode: through the windows, as the vectors were computed
+            states = windowed_layer_states(net, w.layer, [enc.window_plan(n_c)], inputs_embeds=emb)
+        else:
+            states = layer_states(net, w.layer, inputs_embeds=emb, attention_mask=torch.ones_like(ids))
         cand = tensor_ops.normalize(states.float())
         ref = torch.as_tensor(w.ref.vectors[i, :n_r][None], device=enc.device)
         sim = tensor_ops.similarity(cand, ref)

@@ -67,6 +67,22 @@ def figure_height(n_rows: int, n_cols: int | None = None) -> int:
     return heatmap_size(n_rows, n_rows if n_cols is None else n_cols)["height"]
 
 
+#: The dashed lines where window mode's windows meet (a long text's vectors come from several windows).
+WINDOW_COLOR = "rgba(214,96,0,0.9)"
+
+
+def window_cut_cells(side, positions) -> list[float]:
+    """Cell coordinates (between two cells) of ``side``'s window boundaries, on an axis showing ``positions``
+    (token positions in order): where the first shown token of each window after the first begins."""
+    out = []
+    positions = np.asarray(positions)
+    for cut in getattr(side, "window_cuts", []):
+        k = int(np.searchsorted(positions, cut))
+        if 0 < k < len(positions):
+            out.append(k - 0.5)
+    return out
+
+
 def heatmap_figure(pair: PairExplanation, show_special: bool = False, merge_words: bool = False,
                    rescaled: bool | None = None, title: str | None = None, max_width: int | None = None,
                    max_height: int | None = None):
@@ -173,6 +189,14 @@ def heatmap_figure(pair: PairExplanation, show_special: bool = False, merge_word
     shapes = ([dict(type="line", x0=b, x1=b, y0=0, y1=1, xref="x", yref="paper", line=sep) for b in xa.word_bounds]
               + [dict(type="line", y0=b, y1=b, x0=0, x1=1, yref="y", xref="paper", line=sep)
                  for b in ya.word_bounds])
+    # window mode: where the window a token's vector comes from changes (dashed), on both axes
+    col_cuts, row_cuts = window_cut_cells(pair.ref, cols), window_cut_cells(pair.cand, rows)
+    win = dict(color=WINDOW_COLOR, width=2, dash="dash")
+    shapes += ([dict(type="line", x0=c, x1=c, y0=0, y1=1, xref="x", yref="paper", line=win) for c in col_cuts]
+               + [dict(type="line", y0=c, y1=c, x0=0, x1=1, yref="y", xref="paper", line=win) for c in row_cuts])
+    if col_cuts or row_cuts:
+        data.append(dict(type="scatter", x=[None], y=[None], mode="lines", hoverinfo="skip", line=win,
+                         name="window boundary: the vectors on either side come from different windows"))
     if title is None:
         p, r, f = (float(x) for x in pair.scores)
         kind = "rescaled" if pair.rescaled is not None else "raw"
@@ -193,7 +217,8 @@ def heatmap_figure(pair: PairExplanation, show_special: bool = False, merge_word
                    pad=dict(t=12), font=dict(size=14)), shapes=shapes,
         height=height, width=width, plot_bgcolor="white", dragmode="pan" if windowed else "zoom",
         meta={"window": [int(vis_r), int(vis_c)], "shape": [len(rows), len(cols)], "windowed": windowed,
-              "hover": "positions" if minimal else "tokens"},
+              "hover": "positions" if minimal else "tokens",
+              "window_cuts": {"rows": row_cuts, "cols": col_cuts}},
         margin=dict(t=size["top"], b=size["bottom"], l=size["left"], r=size["right"], autoexpand=False),
         legend=dict(orientation="h", x=0, y=0, yref="container", yanchor="bottom", font=dict(size=11)),
         xaxis=dict(title=dict(text="reference tokens", standoff=6), side="top", tickvals=xa.tickvals,

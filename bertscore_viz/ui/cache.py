@@ -128,6 +128,7 @@ def scorer(settings, rescale: bool | None = None, idf_sentences: list[str] | Non
     return Scorer(model=spec, layer=layer, idf=settings.idf, idf_sentences=idf_sentences if settings.idf else None,
                   rescale_with_baseline=settings.rescale if rescale is None else rescale, lang=settings.lang,
                   baseline_table=custom_baseline(settings), guard=_queued,
+                  long_texts=getattr(settings, "long_texts", "truncate"),
                   encoder=enc if layer <= enc.num_layers else None)  # the pooled one, not a reload
 
 
@@ -139,7 +140,8 @@ def example_f1(settings, candidates: list[str], references: list[str]):
     """Raw F1 of the example pairs at the settings' model, layer and idf, computed once per process (every session
     shares it: the Baselines page's first visit waited about 10 s for it in each session)."""
     spec = resolve_model(settings.model)
-    key = (spec.name, spec.source, settings.resolved_layer(), bool(settings.idf), len(candidates))
+    key = (spec.name, spec.source, settings.resolved_layer(), bool(settings.idf), len(candidates),
+           getattr(settings, "long_texts", "truncate"))
     with _EXAMPLE_LOCK:
         hit = _EXAMPLE_F1.get(key)
     if hit is None:
@@ -180,7 +182,7 @@ def signature_text(settings) -> str:
     custom = custom_baseline(settings) is not None
     rescaled = bool(settings.rescale) and rescaling_possible(settings)
     return str(Signature(spec.name, settings.resolved_layer(), settings.idf, rescaled, custom, "fp32",
-                         package_version("transformers")))
+                         package_version("transformers"), long_texts=getattr(settings, "long_texts", "truncate")))
 
 
 # --- uploads ------------------------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from bertscore_viz.errors import BaselineError, BertScoreVizError
 from bertscore_viz.figures import plots
 from bertscore_viz.files import export
 from bertscore_viz.ui import cache
+from bertscore_viz.ui.long_texts import long_text_switch
 from bertscore_viz.ui.messages import escape_markdown, show_warnings
 from bertscore_viz.ui.state import fresh
 
@@ -209,7 +210,7 @@ def _downloads(explanation, pair: PairExplanation, view: tuple[bool, bool], key:
 
 
 def render_explanation(explanation: PairExplanation | MultiReferenceExplanation, settings, key: str,
-                       max_width: int | None = None) -> None:
+                       max_width: int | None = None, long_switch: bool = False) -> None:
     """Draw an explanation (every widget key starts with ``key``).
 
     Args:
@@ -217,10 +218,19 @@ def render_explanation(explanation: PairExplanation | MultiReferenceExplanation,
         settings: the sidebar's settings (for the rescaling message and the default of special tokens).
         key: prefix of every widget key, unique on the page.
         max_width: widest figure in pixels (default :data:`MAX_WIDTH`; narrower in side-by-side columns).
+        long_switch: draw the switch between truncating long texts and window mode after the warnings (once per
+            page: Inspect draws it).
     """
     max_width = MAX_WIDTH if max_width is None else int(max_width)
     _scores_header(explanation, settings)
     show_warnings(explanation.warnings)
+    if long_switch:
+        pairs = explanation.pairs if isinstance(explanation, MultiReferenceExplanation) else (explanation,)
+        sides = [p.ref for p in pairs] + [pairs[0].cand]
+        n_long = sum(bool(s.truncated or s.windows) for s in sides)
+        max_length = cache.model_info(cache.resolve_model(settings.model))["max_length"]
+        long_text_switch(n_long, sum(s.dropped for s in sides), max_length, getattr(settings, "long_texts",
+                                                                                      "truncate"))
     if explanation.rescaled is not None:  # the baseline's language against the text's (a Japanese pair, "en")
         from bertscore_viz.engine.languages import baseline_language_message
 

@@ -36,7 +36,7 @@ RESTORED_KEY = "_persist_restored"
 WORK_KEYS = ("compare_input", "compare_state", "custom_baselines", "agreement_input", "_agreement_work",
              "inspect_n_refs", "_uploaded_bytes", "_baseline_computed", "walk_batch", "walk_editor_version")
 #: The sidebar's widgets (drawn on every run; kept here so that a refresh keeps the settings).
-SIDEBAR_KEYS = ("model_choice", "model_other", "idf", "rescale", "lang")
+SIDEBAR_KEYS = ("model_choice", "model_other", "idf", "rescale", "lang", "long_texts_window")
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
 
 

@@ -16,6 +16,7 @@ from bertscore_viz.models.catalog import availability, catalog, get_entry
 from bertscore_viz.models.spec import BUNDLED_MODEL_NAME
 from bertscore_viz.ui import cache, persist
 from bertscore_viz.ui.cache import resolve_model  # the deployment's allow-list applies to every model chosen here
+from bertscore_viz.ui.long_texts import LONG_TEXTS_KEY
 from bertscore_viz.ui.messages import escape_markdown, show_error
 from bertscore_viz.ui.state import fresh
 
@@ -37,6 +38,7 @@ class Settings:
     rescale: bool = False
     lang: str = "en"
     show_special: bool = False
+    long_texts: str = "truncate"
 
     def resolved_layer(self) -> int:
         if self.layer is not None:
@@ -110,7 +112,10 @@ def sidebar() -> Settings:
         lang = st.selectbox("Language (for baselines)", langs, key="lang",
                             help="With rescaling on: the languages with a baseline for this model (shipped, or "
                                  "made on the Baselines page in this session).")
-        settings = replace(settings, layer=int(layer), idf=bool(idf), rescale=bool(rescale), lang=lang)
+        # drawn on the pages next to the truncation warning (ui/long_texts.py); read here, before the page runs
+        long_texts = "window" if st.session_state.get(LONG_TEXTS_KEY) else "truncate"
+        settings = replace(settings, layer=int(layer), idf=bool(idf), rescale=bool(rescale), lang=lang,
+                           long_texts=long_texts)
         sig = cache.signature_text(settings)
         st.caption("Signature")
         st.code(sig, language=None, wrap_lines=True)

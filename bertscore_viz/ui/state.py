@@ -33,6 +33,8 @@ KEPT_EXACT = frozenset({
     "agr_human", "agr_resamples", "agr_seed", "agr_metric", "agr_colour", "agr_fig_fmt",
     # How BERTScore is computed: the pair shown, the number of Compare segments to take
     "walk_pair", "walk_n",
+    # Inspect, Compare and the walkthrough: long texts truncated or scored whole in windows (read by the sidebar)
+    "long_texts_window",
 })
 #: Kept page widgets whose key has a per-pair or per-file part (``fkey`` = 16 hex digits of the file's hash).
 KEPT_PATTERNS = (

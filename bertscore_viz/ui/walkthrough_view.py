@@ -13,8 +13,11 @@ import streamlit as st
 
 from bertscore_viz.engine import tensor_ops
 from bertscore_viz.engine import walkthrough as wt
-from bertscore_viz.figures.plots import PLOTLY_CONFIG
+from bertscore_viz.figures.plots import PLOTLY_CONFIG, WINDOW_COLOR
 from bertscore_viz.ui.compare_state import compare_state
+
+#: Most rows and columns of the similarity matrix in view at once (a long pair pans).
+MAX_CELLS = 40
 
 BATCH_KEY = "walk_batch"
 
@@ -93,10 +96,26 @@ def similarity_figure(w: wt.Walkthrough, i: int) -> go.Figure:
     fig.add_trace(go.Scatter(x=cols, y=[int(w.ref.best_index[i, t]) for t in cols], mode="markers",
                              name="column max (recall)", hoverinfo="skip",
                              marker=dict(symbol="x-thin-open", size=9, color="#f28e2b", line=dict(width=2))))
-    fig.update_layout(height=120 + 30 * sim.shape[0], width=220 + 40 * sim.shape[1], plot_bgcolor="white",
+    # window mode: dashed lines where a long text's vectors start coming from the next window
+    win = dict(color=WINDOW_COLOR, width=2, dash="dash")
+    col_cuts = [c - 0.5 for c in (w.ref.window_cuts[i] if w.ref.window_cuts else ())]
+    row_cuts = [c - 0.5 for c in (w.cand.window_cuts[i] if w.cand.window_cuts else ())]
+    for c in col_cuts:
+        fig.add_shape(type="line", x0=c, x1=c, y0=0, y1=1, xref="x", yref="paper", line=win)
+    for c in row_cuts:
+        fig.add_shape(type="line", y0=c, y1=c, x0=0, x1=1, yref="y", xref="paper", line=win)
+    if col_cuts or row_cuts:
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", line=win, hoverinfo="skip",
+                                 name="window boundary (window mode)"))
+    # a long pair: cells stay legible in a window on the matrix (drag to pan, double-click for all of it)
+    vis_r, vis_c = min(sim.shape[0], MAX_CELLS), min(sim.shape[1], MAX_CELLS)
+    fig.update_layout(height=120 + 30 * vis_r, width=220 + 40 * vis_c, plot_bgcolor="white",
+                      dragmode="pan" if (vis_r, vis_c) != sim.shape else "zoom",
+                      meta={"window_cuts": {"rows": row_cuts, "cols": col_cuts}},
                       xaxis=dict(tickvals=list(range(len(rt))), ticktext=[_esc(t) for t in rt], side="top",
-                                 tickangle=-60),
-                      yaxis=dict(tickvals=list(range(len(ct))), ticktext=[_esc(t) for t in ct], autorange="reversed"),
+                                 tickangle=-60, range=[-0.5, vis_c - 0.5]),
+                      yaxis=dict(tickvals=list(range(len(ct))), ticktext=[_esc(t) for t in ct],
+                                 range=[vis_r - 0.5, -0.5]),
                       margin=dict(t=110, l=120, r=20, b=20), legend=dict(orientation="h", y=-0.05))
     return fig
 
