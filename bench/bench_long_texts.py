@@ -99,10 +99,8 @@ def speed(args) -> None:
               f"{med['bert-score']:>13.2f} {med['truncate']:>11.2f} {med['window']:>9.2f} {per_t:>18.0f} "
               f"{per_w:>16.0f} {per_w / per_t:>16.2f} {med['window'] / med['bert-score']:>18.2f}")
     print("us/token: truncate per token it embeds (at most 512 of each text), window per token of the texts (all "
-          "of them);
-per-token ratio: window / truncate. Windows of 510 content tokens every 255: a text of k "
-          "times the limit
-is 2k - 1 windows, (2k - 1) / k times the tokens of one pass.")
+          "of them);\nper-token ratio: window / truncate. Windows of 510 content tokens every 255: a text of k "
+          "times the limit\nis 2k - 1 windows, (2k - 1) / k times the tokens of one pass.")
 
 
 def shuffled(sentence: str, rng: random.Random) -> str:
