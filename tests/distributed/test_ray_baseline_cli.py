@@ -99,3 +99,28 @@ def test_cli_score_with_ray_plain_columns(ray_session, tmp_path, capsys):
     # a missing input is an error message and exit code 2, not a traceback
     assert main(["score", "--ray", "--input", str(tmp_path / "nope.csv"), "--output", str(out)]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_cli_score_with_ray_long_texts_window_equals_single_process(ray_session, tmp_path, capsys):
+    """Documents past the model's maximum, scored whole on Ray: the same numbers as one process's window mode,
+    idf counted over whole references, the mode in the signature (issue 21)."""
+    from tests.conftest import DATA
+
+    lines = (DATA / "newstest2017-english" / "newstest2017-deen-ref.en").read_text(encoding="utf-8").splitlines()
+    other = (DATA / "newstest2017-english" / "newstest2017-zhen-ref.en").read_text(encoding="utf-8").splitlines()
+    refs = [" ".join(lines[s:s + 44]) for s in range(0, 44 * 4, 44)] + lines[500:504]
+    cands = [" ".join(lines[s:s + 32] + other[s:s + 12]) for s in range(0, 44 * 4, 44)] + other[500:504]
+    src = tmp_path / "docs.jsonl"
+    pd.DataFrame({"reference": refs, "candidate": cands}).to_json(src, orient="records", lines=True,
+                                                                  force_ascii=False)
+    out = tmp_path / "out"
+    code = main(["score", "--ray", "--input", str(src), "--output", str(out), "--idf", "--long_texts", "window",
+                 "--block-segments", "3", "--workers", "2"])
+    assert code == 0
+    io = capsys.readouterr()
+    want = Scorer(idf=True, long_texts="window").score(cands, refs)
+    assert io.out.strip() == f"signature: {want.signature}" and str(want.signature).endswith("_window")
+    got = pd.read_parquet(Path(out) / "scores.parquet").sort_values("segment_index")
+    assert np.abs(got["f1"].to_numpy() - want.f1).max() < 1e-6
+    truncated = Scorer(idf=True).score(cands, refs)
+    assert np.abs(got["f1"].to_numpy()[:4] - truncated.f1[:4]).min() > 0.01  # the tails counted

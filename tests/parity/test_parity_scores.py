@@ -160,3 +160,23 @@ def test_truncated_beyond_512_tokens(reference_score, layer):
         ours = Scorer(layer=layer).score(cands, refs)
     assert sum("truncated" in w for w in ours.warnings) == 2  # candidates 0, 1; references of candidates 0, 2
     assert_parity(ours, reference_score(cands, refs, layer))
+
+
+@pytest.mark.parametrize("layer", [4, 6])
+@pytest.mark.parametrize("idf", [False, True])
+def test_window_mode_on_texts_that_fit_gives_bert_scores_numbers(reference_score, single, layer, idf):
+    """Window mode changes nothing for texts within the model's maximum: bert-score's numbers (issue 21)."""
+    cands, refs = single
+    ours = Scorer(layer=layer, idf=idf, long_texts="window").score(cands, refs)
+    assert_parity(ours, reference_score(cands, refs, layer, idf=idf))
+    assert str(ours.signature).endswith("_window")
+
+
+def test_window_mode_differs_from_bert_score_only_on_long_texts(reference_score):
+    """The long set, where every pair has a side past 512 tokens: truncate mode gives bert-score's numbers (above);
+    window mode scores the tails too, so every pair's F1 differs from bert-score's, and nothing is truncated."""
+    cands, refs = long_set()
+    theirs = reference_score(cands, refs, 4)
+    ours = Scorer(layer=4, long_texts="window").score(cands, refs)
+    assert not ours.warnings
+    assert np.all(np.abs(ours.f1 - theirs[2]) > 1e-4)
