@@ -39,6 +39,7 @@ import torch
 from bertscore_viz.engine import tensor_ops as ops
 from bertscore_viz.engine.encoder import layer_states, model_through_layer, windowed_layer_states
 from bertscore_viz.engine.idf import IdfWeights, compute_idf
+from bertscore_viz.engine.tokenizer import special_layout
 from bertscore_viz.engine.windows import plan_windows
 from bertscore_viz.errors import InputError, ModelError, shorten
 from bertscore_viz.loss.inputs import _id_to_token, _is_id_sequence, _right_padded, _shared_encoder
@@ -191,15 +192,12 @@ class BERTScoreLoss(torch.nn.Module):
 
     # --- pieces -----------------------------------------------------------------------------------------------
     def _special_layout(self) -> tuple[list[int], list[int]]:
-        """The ids the tokenizer puts before and after the content of a sentence."""
-        tok = self.encoder.tokenizer
-        full = list(tok("a", add_special_tokens=True)["input_ids"])
-        content = list(tok("a", add_special_tokens=False)["input_ids"])
-        for start in range(len(full) - len(content) + 1):
-            if full[start:start + len(content)] == content:
-                return full[:start], full[start + len(content):]
-        raise ModelError(f"Cannot tell where {self.scorer.spec.name!r}'s tokenizer puts its special tokens "
-                         f"({full} around {content}); pass inputs that include them and add_special_tokens=False.")
+        """The ids the tokenizer puts before and after the content of a sentence (as the window plans use them)."""
+        try:
+            return special_layout(self.encoder.tokenizer)
+        except ModelError as exc:
+            raise ModelError(f"{exc} Pass inputs that include the special tokens and add_special_tokens=False.") \
+                from None
 
     def _use_model(self, base: torch.nn.Module) -> None:
         """Score with ``base``: the view cut after the requested layer, as the scorer runs it (parameters shared),
