@@ -74,3 +74,19 @@ def cell_values(pair: PairExplanation, rescaled: bool | None = None) -> tuple[np
         raise InputError("This explanation has no baseline: explain it with rescaling on to draw rescaled cells.")
     b = float(pair.baseline[2])
     return (sim - b) / (1.0 - b), b
+
+
+#: The dashed lines where window mode's windows meet (a long text's vectors come from several windows).
+WINDOW_COLOR = "rgba(214,96,0,0.9)"
+
+
+def window_cut_cells(side, positions) -> list[float]:
+    """Cell coordinates (between two cells) of ``side``'s window boundaries, on an axis showing ``positions``
+    (token positions in order): where the first shown token of each window after the first begins."""
+    out = []
+    positions = np.asarray(positions)
+    for cut in getattr(side, "window_cuts", []):
+        k = int(np.searchsorted(positions, cut))
+        if 0 < k < len(positions):
+            out.append(k - 0.5)
+    return out

@@ -18,7 +18,15 @@ import html
 import numpy as np
 
 from bertscore_viz.engine.results import PairExplanation, TokenSide
-from bertscore_viz.figures.cells import _axis, _label, _shown, cell_values, esc  # noqa: F401  (esc: the pages')
+from bertscore_viz.figures.cells import (  # noqa: F401  (esc: the pages')
+    WINDOW_COLOR,
+    _axis,
+    _label,
+    _shown,
+    cell_values,
+    esc,
+    window_cut_cells,
+)
 
 #: Plotly config for showing these figures: text is never typeset as math; PNG export at 2x.
 PLOTLY_CONFIG = {"typesetMath": False, "displaylogo": False,
@@ -65,22 +73,6 @@ def x_angle(cell: int, line_px: float = 14.0) -> int:
 def figure_height(n_rows: int, n_cols: int | None = None) -> int:
     """Height in pixels of the heatmap of ``n_rows`` candidate tokens (grows linearly with the rows)."""
     return heatmap_size(n_rows, n_rows if n_cols is None else n_cols)["height"]
-
-
-#: The dashed lines where window mode's windows meet (a long text's vectors come from several windows).
-WINDOW_COLOR = "rgba(214,96,0,0.9)"
-
-
-def window_cut_cells(side, positions) -> list[float]:
-    """Cell coordinates (between two cells) of ``side``'s window boundaries, on an axis showing ``positions``
-    (token positions in order): where the first shown token of each window after the first begins."""
-    out = []
-    positions = np.asarray(positions)
-    for cut in getattr(side, "window_cuts", []):
-        k = int(np.searchsorted(positions, cut))
-        if 0 < k < len(positions):
-            out.append(k - 0.5)
-    return out
 
 
 def heatmap_figure(pair: PairExplanation, show_special: bool = False, merge_words: bool = False,

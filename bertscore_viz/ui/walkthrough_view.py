@@ -13,7 +13,8 @@ import streamlit as st
 
 from bertscore_viz.engine import tensor_ops
 from bertscore_viz.engine import walkthrough as wt
-from bertscore_viz.figures.plots import PLOTLY_CONFIG, WINDOW_COLOR
+from bertscore_viz.figures.cells import WINDOW_COLOR
+from bertscore_viz.figures.plots import PLOTLY_CONFIG
 from bertscore_viz.ui.compare_state import compare_state
 
 #: Most rows and columns of the similarity matrix in view at once (a long pair pans).

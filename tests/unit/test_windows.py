@@ -343,3 +343,24 @@ def test_cli_long_texts(tmp_path, capsys, long_pair):
     fig = tmp_path / "pair.html"
     assert main(["show", "-c", cand, "-r", ref, "--long_texts", "window", "-o", str(fig)]) == 0
     assert "window" in fig.read_text(encoding="utf-8")
+
+
+def test_figures_mark_the_window_boundaries(window, long_pair):
+    from bertscore_viz.figures.cells import window_cut_cells
+    from bertscore_viz.figures.plots import heatmap_figure
+
+    cand, ref = long_pair
+    e = window.explain(cand, ref)
+    # between the cells of the last token of one window and the first of the next, on the axis as shown
+    shown = np.arange(1, len(e.ref) - 1)  # special tokens hidden
+    assert window_cut_cells(e.ref, shown) == [c - 1 - 0.5 for c in e.ref.window_cuts]
+    assert window_cut_cells(e.ref, np.arange(len(e.ref))) == [c - 0.5 for c in e.ref.window_cuts]
+    fig = heatmap_figure(e)
+    assert fig.layout.meta["window_cuts"] == {"rows": window_cut_cells(e.cand, shown[: len(e.cand) - 2]),
+                                              "cols": window_cut_cells(e.ref, shown)}
+    dashed = [s for s in fig.layout.shapes if s.line.dash == "dash"]
+    assert len(dashed) == len(e.ref.window_cuts) + len(e.cand.window_cuts)
+    assert any("window boundary" in (t.name or "") for t in fig.data)
+    plain = heatmap_figure(Scorer().explain(cand, ref))  # truncate mode: no window, no dashed line
+    assert plain.layout.meta["window_cuts"] == {"rows": [], "cols": []}
+    assert not [s for s in plain.layout.shapes if s.line.dash == "dash"]
