@@ -1,0 +1,56 @@
+"""Long texts in a real server and Chromium (issue 21): a passage past the model's 512 tokens on Inspect shows the
+truncation warning and the switch beside it; switching window mode on gives the engine's window-mode F1 and dashed
+window boundaries on the heatmap's axes; a screenshot is kept."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import expect
+
+from bertscore_viz import Scorer
+from tests.conftest import DATA
+
+from .conftest import ARTIFACTS
+
+
+def _lines(n: int, start: int) -> list[str]:
+    path = DATA / "newstest2017-english" / "newstest2017-deen-ref.en"
+    return path.read_text(encoding="utf-8").splitlines()[start:start + n]
+
+
+REF = " ".join(_lines(30, 1000))
+CAND = " ".join(_lines(22, 1000) + _lines(8, 2500))
+
+
+def _fill(page, label: str, text: str) -> None:
+    box = page.get_by_role("textbox", name=label, exact=True)
+    box.fill(text)
+    box.press("Control+Enter")
+
+
+def test_long_pair_switches_to_window_mode(page, app_url):
+    page.set_viewport_size({"width": 1400, "height": 1500})
+    page.goto(app_url)
+    expect(page.get_by_role("textbox", name="Candidate", exact=True)).to_be_visible(timeout=90_000)
+    _fill(page, "Candidate", CAND)
+    _fill(page, "Reference", REF)
+    metrics = page.locator("[data-testid='stMetricValue']")
+    cut = Scorer().explain(CAND, REF)
+    expect(metrics.nth(2)).to_have_text(f"{cut.f1:.4f}", timeout=90_000)
+    expect(page.get_by_text(re.compile(r"2 texts longer than the model's maximum of 512 tokens were truncated"))
+           ).to_be_visible(timeout=60_000)
+    page.get_by_text("Score long texts whole (window mode)").click()
+    whole = Scorer(long_texts="window").explain(CAND, REF)
+    expect(metrics.nth(2)).to_have_text(f"{whole.f1:.4f}", timeout=90_000)
+    expect(page.get_by_text("are scored whole, in overlapping windows", exact=False)).to_be_visible()
+    chart = page.locator("[data-testid='stPlotlyChart']").first
+    expect(chart).to_be_visible(timeout=60_000)
+    # plotly draws layout shapes as paths; the window boundaries are the dashed ones
+    dashed = chart.locator(".shapelayer path[style*='stroke-dasharray']")
+    expect(dashed.first).to_be_attached(timeout=30_000)
+    assert dashed.count() >= 2  # one per axis
+    expect(page.locator("[data-testid='stException']")).to_have_count(0)
+    page.wait_for_timeout(800)
+    page.screenshot(path=str(ARTIFACTS / "long_texts.png"))
+    assert not page.errors, page.errors
