@@ -27,6 +27,34 @@ def describe(n_long: int, n_cut: int, max_length: int, mode: str) -> str:
             "were not scored. Switch on window mode to score them whole.")
 
 
+def describe_cuts(row_cuts: list[float], col_cuts: list[float], shape: tuple[int, int],
+                  visible: tuple[int, int] | None = None, first: int = 1) -> str:
+    """Where a figure's dashed window boundaries are, in words (pure, for tests): ``row_cuts``/``col_cuts`` are the
+    figure's cell coordinates (between cells), ``shape`` its rows x columns, ``visible`` the rows x columns shown
+    before panning (None: all of it), ``first`` the number of the first row and column on the axis labels. Empty
+    when there is no boundary."""
+    if not row_cuts and not col_cuts:
+        return ""
+
+    def where(cuts: list[float], axis: str, n: int) -> str:
+        if not cuts:
+            return f"none among the {n:,} {axis}s"
+        nums = [f"{int(c + 0.5) + first:,}" for c in cuts]
+        listed = nums[0] if len(nums) == 1 else ", ".join(nums[:-1]) + " and " + nums[-1]
+        return f"before {axis}{'s' if len(nums) != 1 else ''} {listed} of {n:,}"
+
+    rows, cols = shape
+    text = ("Dashed lines mark window boundaries (past one, the vectors come from the next window): "
+            f"{where(row_cuts, 'candidate row', rows)}; {where(col_cuts, 'reference column', cols)}.")
+    if visible is not None:
+        vr, vc = visible
+        hidden = [c for c in row_cuts if c > vr - 0.5] + [c for c in col_cuts if c > vc - 0.5]
+        if hidden:
+            text += (f" {len(hidden)} of them {'lie' if len(hidden) != 1 else 'lies'} beyond the first "
+                     f"{vr:,} × {vc:,} shown: drag to pan there, or double-click to see all.")
+    return text
+
+
 def long_text_switch(n_long: int, n_cut: int, max_length: int, mode: str) -> None:
     """The switch and what it changes; nothing when no text is longer than the model's maximum and window mode is
     off (when it is on, the switch stays in view to turn it off)."""

@@ -16,6 +16,7 @@ from bertscore_viz.engine import walkthrough as wt
 from bertscore_viz.figures.cells import WINDOW_COLOR
 from bertscore_viz.figures.plots import PLOTLY_CONFIG
 from bertscore_viz.ui.compare_state import compare_state
+from bertscore_viz.ui.long_texts import describe_cuts
 
 #: Most rows and columns of the similarity matrix in view at once (a long pair pans).
 MAX_CELLS = 40
@@ -151,7 +152,12 @@ def show(w: wt.Walkthrough, i: int) -> None:
                 "`einsum('bch,brh->bcr', cand, ref)`: every candidate token against every reference token of its "
                 "pair. Cells with a padded token are masked out (blank here, -inf before a maximum), so padding never "
                 f"wins. Pair {i}:")
-    st.plotly_chart(similarity_figure(w, i), config=PLOTLY_CONFIG, key="walk_sim")
+    sim_fig = similarity_figure(w, i)
+    st.plotly_chart(sim_fig, config=PLOTLY_CONFIG, key="walk_sim")
+    cuts = sim_fig.layout.meta["window_cuts"]
+    if cuts["rows"] or cuts["cols"]:
+        st.caption(describe_cuts(cuts["rows"], cuts["cols"], w.similarity.shape[1:],
+                                 (min(Tc, MAX_CELLS), min(Tr, MAX_CELLS)), first=0))
     code(tensor_ops.similarity)
     st.header("5. Greedy matching")
     st.markdown(f"Precision side: each candidate token keeps its best reference token, `sim.max(dim=2)` "

@@ -364,3 +364,19 @@ def test_figures_mark_the_window_boundaries(window, long_pair):
     plain = heatmap_figure(Scorer().explain(cand, ref))  # truncate mode: no window, no dashed line
     assert plain.layout.meta["window_cuts"] == {"rows": [], "cols": []}
     assert not [s for s in plain.layout.shapes if s.line.dash == "dash"]
+
+
+def test_the_boundaries_are_said_in_words_and_where_to_pan():
+    from bertscore_viz.ui.long_texts import describe_cuts
+
+    assert describe_cuts([], [], (10, 10)) == ""
+    # a cut at cell coordinate k - 0.5 is before the (k + 1)-th row counted from 1 (from 0 on the walkthrough)
+    text = describe_cuts([383.5, 638.5], [383.5], (900, 700), (50, 40))
+    assert "before candidate rows 385 and 640 of 900" in text
+    assert "before reference column 385 of 700" in text
+    assert "3 of them lie beyond the first 50 × 40 shown" in text
+    text = describe_cuts([10.5], [], (20, 30), (8, 30), first=0)
+    assert "before candidate row 11 of 20" in text and "none among the 30 reference columns" in text
+    assert "1 of them lies beyond the first 8 × 30" in text
+    assert "beyond" not in describe_cuts([10.5], [5.5], (20, 30), (20, 30))  # all in view
+    assert "beyond" not in describe_cuts([10.5], [5.5], (20, 30))
