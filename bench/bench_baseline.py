@@ -3,8 +3,8 @@
 Pairs: random pairs of sentences from ``data/newstest2017-english`` (the corpus of our shipped baseline),
 drawn exactly as ``python -m bertscore_viz baseline`` draws them (seed 0).
 
-* ours: :func:`bertscore_viz.rescaling.baseline_compute.compute_baseline` (``Scorer.match(..., layers="all")`` per block, then
-  P/R/F of every layer), with the embedding cache emptied first.
+* ours: :func:`bertscore_viz.rescaling.baseline_compute.compute_baseline` (``Scorer.match(..., layers="all")`` per
+  block, then P/R/F of every layer), with the embedding cache emptied first.
 * bert-score: ``bert_score.score(..., all_layers=True)``, its fastest way to get every layer (one forward pass,
   every hidden state; the alternative, one call per layer with ``num_layers=L``, repeats the model pass per layer
   and is also timed with ``--per-layer``). The per-layer means are compared with ours (max |d mean|).

@@ -155,7 +155,8 @@ def main() -> None:
     ap.add_argument("--default-limits", action="store_true", help="keep the server's default upload limits")
     ap.add_argument("--no-check", action="store_true", help="skip the API comparison (it scores everything again)")
     ap.add_argument("--engine-rows", type=int, default=2500,
-                    help="rows of the file scored by Scorer.score in a fresh process for the app/engine ratio (0: skip)")
+                    help="rows of the file scored by Scorer.score in a fresh process for the app/engine ratio "
+                         "(0: skip)")
     args = ap.parse_args()
     S.LONG = 4 * 3600 * 1000
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `timeout` or kill: still stop the server, tidy up

@@ -3,8 +3,8 @@
 After each forward pass it stacked every layer 0..L into a new tensor, normalised it, copied it to host numpy,
 cut one contiguous ``(L + 1, n_tokens, dim)`` array per sentence and cached it; then it matched the pairs one by
 one in numpy. Used by ``bench/bench_host.py`` and by ``tests/unit/test_device_path.py`` (the "before" side). It
-runs the model through the current :class:`~bertscore_viz.engine.encoder.Encoder` (same tokenizer, same truncated views),
-so only what happens after the forward pass differs.
+runs the model through the current :class:`~bertscore_viz.engine.encoder.Encoder` (same tokenizer, same truncated
+views), so only what happens after the forward pass differs.
 """
 
 from __future__ import annotations

@@ -22,8 +22,9 @@ notes                 string          soft problems of this row (empty, truncate
 
 The file's key-value metadata holds ``bertscore_viz.signature`` (the text of the signature), ``bertscore_viz`` (JSON:
 format version, signature fields, baseline values, baseline language and file name, systems, segment count, input
-description, job id) and, with idf, ``bertscore_viz.engine.idf`` (JSON: the number of reference sentences and the document
-frequency of every token id, from which the app's drill-down reproduces the file's idf weights without the corpus).
+description, job id) and, with idf, ``bertscore_viz.engine.idf`` (JSON: the number of reference sentences and the
+document frequency of every token id, from which the app's drill-down reproduces the file's idf weights without the
+corpus).
 
 The app reads these files (:func:`read_results` once per upload, :func:`results_at` per rescaling choice): systems
 ranked best first as :func:`bertscore_viz.comparison.compare.results_for` ranks them, the numbers the signature names by
@@ -359,8 +360,8 @@ def read_results(source, max_bytes: int | None = None, max_rows: int | None = No
 
 
 def results_at(table: ResultsTable, rescale: bool | None = None) -> LoadedResults:
-    """The file's numbers as a :class:`~bertscore_viz.comparison.compare.Comparison`, systems ranked best first by mean F1 as
-    :func:`bertscore_viz.comparison.compare.results_for` ranks them (ties in natural name order).
+    """The file's numbers as a :class:`~bertscore_viz.comparison.compare.Comparison`, systems ranked best first by mean
+    F1 as :func:`bertscore_viz.comparison.compare.results_for` ranks them (ties in natural name order).
 
     Args:
         rescale: True = rescaled numbers (when the file has them), False = raw, None = as the signature says.

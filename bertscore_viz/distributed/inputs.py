@@ -107,8 +107,8 @@ def _cell(v):
 
 
 def _read_parquet(fs, path: str) -> tuple[upload.Table | None, list[upload.Problem]]:
-    """A Parquet file as a :class:`~bertscore_viz.files.upload.Table`, converted a batch of rows at a time (the whole file is
-    never held as Arrow columns and Python lists at once). A file with no rows gives a table with no rows."""
+    """A Parquet file as a :class:`~bertscore_viz.files.upload.Table`, converted a batch of rows at a time (the whole
+    file is never held as Arrow columns and Python lists at once). A file with no rows gives a table with no rows."""
     import pyarrow.parquet as pq
 
     rows: list[tuple] = []

@@ -25,16 +25,16 @@ Scoring (:func:`score_files`):
    more than a few blocks beyond the validated input. (Ray Data's ``from_items`` would place every block in the
    object store before the first one is scored.)
 5. The driver writes each finished block as ``parts/part-NNNNNN.parquet`` atomically (temporary file, then rename),
-   with the job's id in its metadata, then merges the parts into ``scores.parquet`` (:mod:`bertscore_viz.comparison.results_file`
-   describes the columns and the signature in the metadata). A rerun into the same directory skips the parts of the
-   same job: an interrupted job completes without duplicating or losing rows. An actor that dies is restarted by
-   Ray and its blocks retried; a block whose call raises is tried again (up to :data:`BLOCK_ATTEMPTS` times in all).
-   A failure that persists stops the job with a message; the finished parts stay.
+   with the job's id in its metadata, then merges the parts into ``scores.parquet``
+   (:mod:`bertscore_viz.comparison.results_file` describes the columns and the signature in the metadata). A rerun into
+   the same directory skips the parts of the same job: an interrupted job completes without duplicating or losing rows.
+   An actor that dies is restarted by Ray and its blocks retried; a block whose call raises is tried again (up to
+   :data:`BLOCK_ATTEMPTS` times in all). A failure that persists stops the job with a message; the finished parts stay.
 
-Baselines (:func:`ray_block_runner`): the pairing of :func:`bertscore_viz.rescaling.baseline_compute.plan_pairs` is made on the
-driver; each block is scored at every layer by an actor, which sends back the block's count, mean and sum of squared
-deviations (float64); the driver merges them in block order exactly as the single-process loop does, so the file is
-the single-process file for the same corpus, pairs and seed.
+Baselines (:func:`ray_block_runner`): the pairing of :func:`bertscore_viz.rescaling.baseline_compute.plan_pairs` is made
+on the driver; each block is scored at every layer by an actor, which sends back the block's count, mean and sum of
+squared deviations (float64); the driver merges them in block order exactly as the single-process loop does, so the file
+is the single-process file for the same corpus, pairs and seed.
 """
 
 from __future__ import annotations
@@ -475,8 +475,8 @@ def ray_block_runner(address: str | None = None, workers: int | None = None, cpu
                      model: str | None = None, batch_size: int = 64, device: str | None = None,
                      precision: str = "fp32", worker_cache_mb: float | None = DEFAULT_WORKER_CACHE_MB,
                      fail_once: str | None = None, stats: dict | None = None):
-    """A ``run_blocks`` for :func:`~bertscore_viz.rescaling.baseline_compute.compute_baseline`: the blocks on a Ray actor pool,
-    each block's sentences handed to Ray only when an actor has room.
+    """A ``run_blocks`` for :func:`~bertscore_viz.rescaling.baseline_compute.compute_baseline`: the blocks on a Ray
+    actor pool, each block's sentences handed to Ray only when an actor has room.
 
     Raises:
         RayNotInstalled: at once, before the corpus is read.

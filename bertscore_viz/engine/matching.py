@@ -52,7 +52,8 @@ def prf_from_maxima(cand_best: Sequence[np.ndarray], ref_best: Sequence[np.ndarr
 
 def best_of_references(pair: np.ndarray, groups: Sequence[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
     """Each candidate's maximum over its references, P, R and F separately, and which reference gave it:
-    :func:`bertscore_viz.engine.tensor_ops.multi_reference_max` on ``(n_pairs, 3)`` float64 (NaN wins, as in bert-score)."""
+    :func:`bertscore_viz.engine.tensor_ops.multi_reference_max` on ``(n_pairs, 3)`` float64 (NaN wins, as in
+    bert-score)."""
     if not len(groups):
         return np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int64)
     if len(groups) == len(pair):  # one reference each: the maximum is the pair itself
@@ -162,9 +163,9 @@ class MatchStats:
         if not self.keeps_tokens:
             entry = self.pair_table.get((layer, idf is not None))
             if entry is None:
-                raise ModelError("These statistics hold each pair's P/R/F without idf only (match(..., keep=\"scores\") "
-                                 "adds idf scores when the scorer's idf is on or idf_weights are given); use "
-                                 "match(..., keep=\"tokens\") to apply any idf later.")
+                raise ModelError("These statistics hold each pair's P/R/F without idf only "
+                                 "(match(..., keep=\"scores\") adds idf scores when the scorer's idf is on or "
+                                 "idf_weights are given); use match(..., keep=\"tokens\") to apply any idf later.")
             scores, notes = entry
             return scores.copy(), {k: list(v) for k, v in notes.items()}
         k = self.layers.index(layer)
@@ -275,9 +276,9 @@ def _length_mask(lengths: Sequence[int], device):
 def weight_vector(idf: IdfWeights | None, special_ids, size: int) -> np.ndarray:
     """The weight of every token id ``0 .. size - 1`` (more when idf knows higher ids), float64.
 
-    Without idf: 1, and 0 for the special tokens (:func:`bertscore_viz.engine.idf.uniform_weights`); with idf: its value,
-    ``idf.unseen`` for ids it never saw (:meth:`IdfWeights.__call__`). Indexing it with a sentence's ids gives the
-    same weights, to the bit, as those functions.
+    Without idf: 1, and 0 for the special tokens (:func:`bertscore_viz.engine.idf.uniform_weights`); with idf: its
+    value, ``idf.unseen`` for ids it never saw (:meth:`IdfWeights.__call__`). Indexing it with a sentence's ids gives
+    the same weights, to the bit, as those functions.
     """
     if idf is None:
         vec = np.ones(size, dtype=np.float64)

@@ -1,10 +1,11 @@
 """BERTScore as a differentiable training loss: :class:`BERTScoreLoss`, and Gumbel-softmax / straight-through helpers.
 
-The numbers are the engine's (docs/SEMANTICS.md), computed by the batched kernels of :mod:`bertscore_viz.engine.tensor_ops`
-with gradients: on one-hot inputs the loss gives exactly what :meth:`bertscore_viz.Scorer.score` gives for the
-same texts (to float32 rounding, about 1e-7). A generator is scored through "soft predictions" (as in BERTTune,
-ACL 2021): a probability distribution over the scorer's vocabulary becomes the expected word embedding
-``probs @ E`` (``E`` the scorer's input embedding matrix, ``(V, H)``), fed to the scorer as ``inputs_embeds``.
+The numbers are the engine's (docs/SEMANTICS.md), computed by the batched kernels of
+:mod:`bertscore_viz.engine.tensor_ops` with gradients: on one-hot inputs the loss gives exactly what
+:meth:`bertscore_viz.Scorer.score` gives for the same texts (to float32 rounding, about 1e-7). A generator is scored
+through "soft predictions" (as in BERTTune, ACL 2021): a probability distribution over the scorer's vocabulary becomes
+the expected word embedding ``probs @ E`` (``E`` the scorer's input embedding matrix, ``(V, H)``), fed to the scorer as
+``inputs_embeds``.
 
 Special tokens. The scorer's tokenizer wraps a sentence in special tokens (``[CLS] ... [SEP]`` for BERT,
 ``<s> ... </s>`` for RoBERTa); they take part in the matching with weight 0 (SEMANTICS.md, sections 3-4). With

@@ -139,8 +139,8 @@ def test_rescaling_without_baseline_shows_the_message_and_raw_numbers():
     the sidebar offers only languages with a baseline, so the page is run on its own with such settings)."""
     at = AppTest.from_file(str(ROOT / "app_pages" / "compare.py"), default_timeout=240)
     at.session_state["settings"] = Settings(rescale=True, lang="xx")  # a language without a baseline
-    at.session_state["compare_input"] = {"name": "example.csv",
-                                         "data": (ROOT / "bertscore_viz" / "examples" / "systems_example.csv").read_bytes()}
+    example = ROOT / "bertscore_viz" / "examples" / "systems_example.csv"
+    at.session_state["compare_input"] = {"name": "example.csv", "data": example.read_bytes()}
     at.run()
     assert not at.exception
     warning = " ".join(w.value for w in at.warning)

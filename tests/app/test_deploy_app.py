@@ -320,7 +320,7 @@ def test_shown_messages_hide_the_servers_directories():
 
     from bertscore_viz.ui.messages import hide_server_paths
 
-    text = (f"{ROOT / 'bertscore_viz' / 'baselines' / 'fr' / 'x.tsv'} and {Path(sys.prefix) / 'lib'} and {Path.home() / '.cache'} "
-            "and baselines/en/y.tsv")
+    text = (f"{ROOT / 'bertscore_viz' / 'baselines' / 'fr' / 'x.tsv'} and {Path(sys.prefix) / 'lib'} and "
+            f"{Path.home() / '.cache'} and baselines/en/y.tsv")
     shown = hide_server_paths(text)
     assert shown == "…/bertscore_viz/baselines/fr/x.tsv and …/lib and …/.cache and baselines/en/y.tsv"

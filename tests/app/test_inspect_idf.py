@@ -3,7 +3,6 @@ references of the dataset loaded on Compare, each saying where it comes from; nu
 
 from pathlib import Path
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from bertscore_viz import Scorer

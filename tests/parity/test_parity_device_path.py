@@ -1,5 +1,5 @@
-"""The tensor path (padded batches on the device, :mod:`bertscore_viz.engine.tensor_ops`) against the numpy path (pair by
-pair, :mod:`bertscore_viz.similarity`, on the same embeddings) and against bert-score 0.3.13, on real WMT16 pairs
+"""The tensor path (padded batches on the device, :mod:`bertscore_viz.engine.tensor_ops`) against the numpy path (pair
+by pair, :mod:`bertscore_viz.similarity`, on the same embeddings) and against bert-score 0.3.13, on real WMT16 pairs
 mixed with short edge cases and the longest references (so batches mix lengths): idf, several references,
 rescaling. ``Scorer.score`` computes each pair's P/R/F on the device; ``Scorer.result(Scorer.match(...))`` from the
 per-token maxima on the host: both give the same numbers and warnings."""

@@ -2,8 +2,8 @@
 
 Covers layers 0 (embeddings), 2, 4 and 6, idf on and off, several references per candidate, rescaling with a
 baseline file, batch sizes 1, 3 and 64, shuffled input order, truncation beyond 512 tokens, and edge-case text.
-Pairs with a token whose best real similarity is negative are left out (bert-score's padded zeros then make its score depend
-on the batch; test_parity_differences.py documents that case); the sets here have none, which is checked.
+Pairs with a token whose best real similarity is negative are left out (bert-score's padded zeros then make its score
+depend on the batch; test_parity_differences.py documents that case); the sets here have none, which is checked.
 """
 
 from __future__ import annotations

@@ -151,10 +151,12 @@ def test_tensors_within_the_4bit_step(converted):
     params = {k: v.detach().numpy() for k, v in model.state_dict().items()}
     pairs = {"emb.word": "embeddings.word_embeddings.weight", "emb.pos": "embeddings.position_embeddings.weight",
              "emb.type": "embeddings.token_type_embeddings.weight", "emb.ln.w": "embeddings.LayerNorm.weight",
-             "l1.fi.w": "encoder.layer.1.intermediate.dense.weight", "l0.q.w": "encoder.layer.0.attention.self.query.weight",
+             "l1.fi.w": "encoder.layer.1.intermediate.dense.weight",
+             "l0.q.w": "encoder.layer.0.attention.self.query.weight",
              "l1.fo.w": "encoder.layer.1.output.dense.weight", "l0.ao.b": "encoder.layer.0.attention.output.dense.bias",
              "l1.aln.w": "encoder.layer.1.attention.output.LayerNorm.weight",
-             "l0.oln.b": "encoder.layer.0.output.LayerNorm.bias", "l1.v.w": "encoder.layer.1.attention.self.value.weight"}
+             "l0.oln.b": "encoder.layer.0.output.LayerNorm.bias",
+             "l1.v.w": "encoder.layer.1.attention.self.value.weight"}
     for e5name, hfname in pairs.items():
         got, want = params[hfname], weights[e5name]
         assert got.shape == want.shape, hfname
