@@ -113,6 +113,21 @@ def model_through_layer(model, layer: int):
     return _truncated_view(model, max(int(layer), 1)) or model
 
 
+def pad_rows(rows: Sequence[np.ndarray], pad_id: int, min_width: int = 0):
+    """Rows of token ids (or positions) as one right-padded ``(n, longest)`` long tensor filled with ``pad_id``, and
+    its attention mask (1 on real positions, 0 on padding); both on the CPU. ``min_width``: the narrowest result
+    (1 keeps a batch of empty rows a valid model input)."""
+    import torch
+
+    width = max([min_width] + [len(r) for r in rows])
+    ids = torch.full((len(rows), width), int(pad_id), dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, r in enumerate(rows):
+        ids[i, :len(r)] = torch.as_tensor(np.asarray(r, dtype=np.int64))
+        mask[i, :len(r)] = 1
+    return ids, mask
+
+
 def layer_states(net, layer: int, *, input_ids=None, inputs_embeds=None, attention_mask=None, autocast=None):
     """Hidden states ``(b, t, H)`` of ``net`` (a model or :func:`model_through_layer`'s view) at ``layer``, with
     autograd as the caller has it (the training loss differentiates through them; scoring uses
@@ -141,12 +156,8 @@ def windowed_layer_states(net, layer: int, plans: Sequence[WindowPlan], *, input
     b, t = x.shape[:2]
     owner = [i for i, plan in enumerate(plans) for _ in range(plan.n_windows)]
     positions = [plan.positions(k) for plan in plans for k in range(plan.n_windows)]
-    width = max(len(pos) for pos in positions)
-    index = torch.zeros((len(positions), width), dtype=torch.long)
-    mask = torch.zeros((len(positions), width), dtype=torch.long)
-    for w, pos in enumerate(positions):
-        index[w, :len(pos)] = torch.from_numpy(pos)
-        mask[w, :len(pos)] = 1
+    index, mask = pad_rows(positions, 0)
+    width = index.shape[1]
     rows = torch.as_tensor(owner, dtype=torch.long)[:, None].expand(-1, width).to(x.device)
     index, mask = index.to(x.device), mask.to(x.device)
     gathered = x[rows, index]  # (windows, width[, H]): a gather, so gradients reach the inputs
@@ -164,7 +175,7 @@ def windowed_layer_states(net, layer: int, plans: Sequence[WindowPlan], *, input
     out = []
     w = 0
     for plan in plans:
-        vecs = [hidden[w + k, :len(plan.positions(k))] for k in range(plan.n_windows)]
+        vecs = [hidden[w + k, :len(positions[w + k])] for k in range(plan.n_windows)]
         w += plan.n_windows
         row = assemble(vecs, plan)
         out.append(torch.nn.functional.pad(row, (0, 0, 0, t - row.shape[0])))
@@ -445,12 +456,7 @@ class Encoder:
 
         layers = tuple(layers)
         lengths = [len(x) for x in id_lists]
-        width = max(lengths)
-        ids = torch.full((len(id_lists), width), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(id_lists), width), dtype=torch.long)
-        for row, x in enumerate(id_lists):
-            ids[row, : len(x)] = torch.from_numpy(x)
-            mask[row, : len(x)] = 1
+        ids, mask = pad_rows(id_lists, self.pad_id)
         depth = max(layers)
         keep = tuple(range(depth + 1)) if self.keep_computed_layers else tuple(sorted(set(layers)))
         # transformers 5 records hidden_states[0] from the first block's input: a model cut to 0 blocks returns none

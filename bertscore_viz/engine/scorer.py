@@ -564,7 +564,7 @@ class Scorer:
     # --- one pair ---------------------------------------------------------------------------------------------
     def _token_side(self, text: str, weights_fn) -> TokenSide:
         enc = self.encoder
-        tok = enc.encode_one(text, self.long_texts)
+        tok = self.encode([text])[0]
         stripped = text.strip()
         special = enc.is_special(tok.ids)
         tokens = tuple(enc.tokenizer.convert_ids_to_tokens(tok.ids.tolist()))

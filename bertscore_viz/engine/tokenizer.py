@@ -70,9 +70,8 @@ def tokenizer_max_length(tokenizer) -> int:
 class TextTokenizer:
     """A model's tokenizer, loaded as the reference loads it, giving token ids as bert-score's ``sent_encode``
     does (stripped text, special tokens added, cut at the model's maximum length; whole in window mode), cached per
-    text. The
-    :class:`Encoder` tokenizes through one; an idf pass that needs ids and not the model's weights uses one alone
-    (:func:`get_tokenizer`).
+    text. The :class:`Encoder` tokenizes through one; an idf pass that needs ids and not the model's weights uses one
+    alone (:func:`get_tokenizer`).
 
     Args:
         spec: the model; tokenizer: an already loaded tokenizer (else loaded here, offline for local models).

@@ -38,10 +38,9 @@ import numpy as np
 import torch
 
 from bertscore_viz.engine import tensor_ops as ops
-from bertscore_viz.engine.encoder import layer_states, model_through_layer, windowed_layer_states
+from bertscore_viz.engine.encoder import layer_states, model_through_layer, pad_rows, windowed_layer_states
 from bertscore_viz.engine.idf import IdfWeights, compute_idf
 from bertscore_viz.engine.tokenizer import special_layout
-from bertscore_viz.engine.windows import plan_windows
 from bertscore_viz.errors import InputError, ModelError, shorten
 from bertscore_viz.loss.inputs import _id_to_token, _is_id_sequence, _right_padded, _shared_encoder
 
@@ -289,12 +288,7 @@ class BERTScoreLoss(torch.nn.Module):
         toks = self.scorer.encode(list(texts))
         a, z = len(self._prefix), len(self._suffix)
         rows = [t.ids[a:len(t.ids) - z] if self.add_special_tokens else t.ids for t in toks]
-        width = max([len(r) for r in rows] + [1])
-        ids = torch.full((len(rows), width), int(self.encoder.pad_id), dtype=torch.long)
-        mask = torch.zeros((len(rows), width), dtype=torch.long)
-        for i, r in enumerate(rows):
-            ids[i, :len(r)] = torch.as_tensor(np.asarray(r, dtype=np.int64))
-            mask[i, :len(r)] = 1
+        ids, mask = pad_rows(rows, self.encoder.pad_id, min_width=1)
         return ids.to(self.device), mask.to(self.device)
 
     def _wrap(self, x: torch.Tensor, lengths: torch.Tensor, prefix: torch.Tensor, suffix: torch.Tensor,
@@ -343,26 +337,19 @@ class BERTScoreLoss(torch.nn.Module):
     def _hidden(self, input_ids=None, inputs_embeds=None, attention_mask=None) -> torch.Tensor:
         """Unit token vectors at the scorer's layer, ``(b, t, H)``."""
         width = (input_ids if input_ids is not None else inputs_embeds).shape[1]
-        if width > self.encoder.max_length:
-            if self.long_texts == "window":
-                return self._windowed_hidden(input_ids, inputs_embeds, attention_mask)
+        reduced = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(self.precision)
+        if width <= self.encoder.max_length:
+            hidden = layer_states(self._net, self.layer, input_ids=input_ids, inputs_embeds=inputs_embeds,
+                                  attention_mask=attention_mask, autocast=reduced)
+        elif self.long_texts == "window":  # rows longer than the maximum, in windows, as scoring embeds them
+            plans = [self.encoder.window_plan(max(int(n), 1)) for n in attention_mask.long().sum(dim=1).tolist()]
+            hidden = windowed_layer_states(self._net, self.layer, plans, input_ids=input_ids,
+                                           inputs_embeds=inputs_embeds, pad_id=int(self.encoder.pad_id),
+                                           token_budget=self.token_budget, autocast=reduced)
+        else:
             raise InputError(f"A sequence of {width} positions (special tokens included) is longer than the "
                              f"model's maximum of {self.encoder.max_length}. Truncate the candidates or references, "
                              "or build the loss with long_texts='window' to embed them in windows.")
-        reduced = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(self.precision)
-        hidden = layer_states(self._net, self.layer, input_ids=input_ids, inputs_embeds=inputs_embeds,
-                              attention_mask=attention_mask, autocast=reduced)
-        return ops.normalize(hidden.to(self.dtype), eps=1e-12)
-
-    def _windowed_hidden(self, input_ids, inputs_embeds, attention_mask) -> torch.Tensor:
-        """:meth:`_hidden` of rows longer than the model's maximum, in windows (:func:`windowed_layer_states`)."""
-        a, z = len(self._prefix), len(self._suffix)
-        lengths = attention_mask.long().sum(dim=1).tolist()
-        plans = [plan_windows(max(int(n), 1), self.encoder.max_length, a, z) for n in lengths]
-        reduced = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(self.precision)
-        hidden = windowed_layer_states(self._net, self.layer, plans, input_ids=input_ids, inputs_embeds=inputs_embeds,
-                                       pad_id=int(self.encoder.pad_id), token_budget=self.token_budget,
-                                       autocast=reduced)
         return ops.normalize(hidden.to(self.dtype), eps=1e-12)
 
     # --- references -------------------------------------------------------------------------------------------
@@ -454,12 +441,7 @@ class BERTScoreLoss(torch.nn.Module):
                 chunk = keys[start:start + n]
                 start += n
                 rows = [ids[todo[k][0]] for k in chunk]
-                width = max(len(r) for r in rows)
-                batch = torch.full((len(rows), width), int(self.encoder.pad_id), dtype=torch.long)
-                mask = torch.zeros((len(rows), width), dtype=torch.long)
-                for i, r in enumerate(rows):
-                    batch[i, :len(r)] = torch.from_numpy(r)
-                    mask[i, :len(r)] = 1
+                batch, mask = pad_rows(rows, self.encoder.pad_id)
                 with torch.set_grad_enabled(self.train_scorer and torch.is_grad_enabled()):
                     hidden = self._hidden(input_ids=batch.to(self.device), attention_mask=mask.to(self.device))
                 for key, r, h in zip(chunk, rows, hidden):
