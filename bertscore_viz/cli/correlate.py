@@ -13,6 +13,7 @@ import json
 import sys
 from pathlib import Path
 
+from bertscore_viz.engine.windows import LONG_TEXT_MODES
 from bertscore_viz.errors import InputError
 from bertscore_viz.locations import EXAMPLES_DIR
 
@@ -30,7 +31,7 @@ def add_parser(sub) -> None:
     p.add_argument("-l", "--layer", type=int, default=None, help="the layer of the BERTScore rows (default: tuned)")
     p.add_argument("--lang", default="en", help="language (kept for the signature; rescaling changes no correlation)")
     p.add_argument("--idf", action="store_true", help="weight tokens by idf from the references")
-    p.add_argument("--long_texts", "--long-texts", default="truncate", choices=["truncate", "window"],
+    p.add_argument("--long_texts", "--long-texts", default="truncate", choices=LONG_TEXT_MODES,
                    help="texts past the model's maximum: truncate (default, bert-score's) or window (scored whole)")
     p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
     p.add_argument("--seed", type=int, default=12345, help="bootstrap seed (default 12345)")

@@ -14,6 +14,7 @@ import re
 import sys
 from pathlib import Path
 
+from bertscore_viz.engine.windows import LONG_TEXT_MODES
 from bertscore_viz.errors import BertScoreVizError, InputError
 
 
@@ -37,7 +38,7 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 (default: CUDA when available)")
     p.add_argument("--precision", default="fp32", choices=["fp32", "fp16", "bf16"],
                    help="fp32 (exact, default), fp16 (CUDA) or bf16: faster, labelled in the signature")
-    p.add_argument("--long_texts", "--long-texts", default="truncate", choices=["truncate", "window"],
+    p.add_argument("--long_texts", "--long-texts", default="truncate", choices=LONG_TEXT_MODES,
                    help="texts longer than the model's maximum: truncate (bert-score's, default: the tail is "
                         "dropped) or window (embedded whole in overlapping windows; in the signature)")
 

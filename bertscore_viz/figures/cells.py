@@ -77,7 +77,19 @@ def cell_values(pair: PairExplanation, rescaled: bool | None = None) -> tuple[np
 
 
 #: The dashed lines where window mode's windows meet (a long text's vectors come from several windows).
-WINDOW_COLOR = "rgba(214,96,0,0.9)"
+WINDOW_RGB = (214, 96, 0)
+WINDOW_COLOR = "rgba({},{},{},0.9)".format(*WINDOW_RGB)
+WINDOW_LINE = dict(color=WINDOW_COLOR, width=2, dash="dash")
+
+
+def window_lines(col_cuts: list[float], row_cuts: list[float], name: str) -> tuple[list[dict], list[dict]]:
+    """Plotly shapes of dashed window boundaries (a vertical line at each column cut, a horizontal one at each row
+    cut, in cell coordinates) and the legend entry that names them (none without a cut): ``(shapes, traces)``."""
+    shapes = ([dict(type="line", x0=c, x1=c, y0=0, y1=1, xref="x", yref="paper", line=WINDOW_LINE) for c in col_cuts]
+              + [dict(type="line", y0=c, y1=c, x0=0, x1=1, yref="y", xref="paper", line=WINDOW_LINE)
+                 for c in row_cuts])
+    traces = [dict(type="scatter", x=[None], y=[None], mode="lines", hoverinfo="skip", line=WINDOW_LINE, name=name)]
+    return shapes, traces if shapes else []
 
 
 def window_cut_cells(side, positions) -> list[float]:

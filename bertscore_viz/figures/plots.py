@@ -19,13 +19,13 @@ import numpy as np
 
 from bertscore_viz.engine.results import PairExplanation, TokenSide
 from bertscore_viz.figures.cells import (  # noqa: F401  (esc: the pages')
-    WINDOW_COLOR,
     _axis,
     _label,
     _shown,
     cell_values,
     esc,
     window_cut_cells,
+    window_lines,
 )
 
 #: Plotly config for showing these figures: text is never typeset as math; PNG export at 2x.
@@ -183,12 +183,10 @@ def heatmap_figure(pair: PairExplanation, show_special: bool = False, merge_word
                  for b in ya.word_bounds])
     # window mode: where the window a token's vector comes from changes (dashed), on both axes
     col_cuts, row_cuts = window_cut_cells(pair.ref, cols), window_cut_cells(pair.cand, rows)
-    win = dict(color=WINDOW_COLOR, width=2, dash="dash")
-    shapes += ([dict(type="line", x0=c, x1=c, y0=0, y1=1, xref="x", yref="paper", line=win) for c in col_cuts]
-               + [dict(type="line", y0=c, y1=c, x0=0, x1=1, yref="y", xref="paper", line=win) for c in row_cuts])
-    if col_cuts or row_cuts:
-        data.append(dict(type="scatter", x=[None], y=[None], mode="lines", hoverinfo="skip", line=win,
-                         name="window boundary: the vectors on either side come from different windows"))
+    win_shapes, win_traces = window_lines(
+        col_cuts, row_cuts, "window boundary: the vectors on either side come from different windows")
+    shapes += win_shapes
+    data += win_traces
     if title is None:
         p, r, f = (float(x) for x in pair.scores)
         kind = "rescaled" if pair.rescaled is not None else "raw"

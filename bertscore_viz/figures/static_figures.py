@@ -24,7 +24,7 @@ import numpy as np
 
 from bertscore_viz.engine.results import PairExplanation, TokenSide
 from bertscore_viz.errors import InputError
-from bertscore_viz.figures.cells import _axis, _label, _shown, cell_values, window_cut_cells
+from bertscore_viz.figures.cells import WINDOW_RGB, _axis, _label, _shown, cell_values, window_cut_cells
 from bertscore_viz.figures.plots import ALIGN_SCALE, COL_MAX_COLOR, ROW_MAX_COLOR
 
 FORMATS = ("png", "svg", "pdf")
@@ -242,10 +242,11 @@ def heatmap_image(pair: PairExplanation, fmt: str = "png", show_special: bool = 
     for b in ya.word_bounds:
         ax.axhline(b, color="black", alpha=0.25, lw=0.8 if cell >= 0.2 else 0.3)
     col_cuts, row_cuts = window_cut_cells(pair.ref, cols), window_cut_cells(pair.cand, rows)
+    window_rgb = tuple(c / 255 for c in WINDOW_RGB)
     for b in col_cuts:  # window mode: where a long text's vectors start coming from the next window
-        ax.axvline(b, color=(0.84, 0.38, 0.0), ls="--", lw=1.5)
+        ax.axvline(b, color=window_rgb, ls="--", lw=1.5)
     for b in row_cuts:
-        ax.axhline(b, color=(0.84, 0.38, 0.0), ls="--", lw=1.5)
+        ax.axhline(b, color=window_rgb, ls="--", lw=1.5)
     if col_cuts or row_cuts:
         notes.append("dashed: window boundaries (window mode)")
     ax.set_xlabel("reference tokens" + (" (words)" if merge_words else ""))

@@ -128,7 +128,7 @@ def scorer(settings, rescale: bool | None = None, idf_sentences: list[str] | Non
     return Scorer(model=spec, layer=layer, idf=settings.idf, idf_sentences=idf_sentences if settings.idf else None,
                   rescale_with_baseline=settings.rescale if rescale is None else rescale, lang=settings.lang,
                   baseline_table=custom_baseline(settings), guard=_queued,
-                  long_texts=getattr(settings, "long_texts", "truncate"),
+                  long_texts=settings.long_texts,
                   encoder=enc if layer <= enc.num_layers else None)  # the pooled one, not a reload
 
 
@@ -141,7 +141,7 @@ def example_f1(settings, candidates: list[str], references: list[str]):
     shares it: the Baselines page's first visit waited about 10 s for it in each session)."""
     spec = resolve_model(settings.model)
     key = (spec.name, spec.source, settings.resolved_layer(), bool(settings.idf), len(candidates),
-           getattr(settings, "long_texts", "truncate"))
+           settings.long_texts)
     with _EXAMPLE_LOCK:
         hit = _EXAMPLE_F1.get(key)
     if hit is None:
@@ -182,7 +182,7 @@ def signature_text(settings) -> str:
     custom = custom_baseline(settings) is not None
     rescaled = bool(settings.rescale) and rescaling_possible(settings)
     return str(Signature(spec.name, settings.resolved_layer(), settings.idf, rescaled, custom, "fp32",
-                         package_version("transformers"), long_texts=getattr(settings, "long_texts", "truncate")))
+                         package_version("transformers"), long_texts=settings.long_texts))
 
 
 # --- uploads ------------------------------------------------------------------------------------------------------

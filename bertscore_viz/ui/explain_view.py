@@ -24,7 +24,7 @@ from bertscore_viz.errors import BaselineError, BertScoreVizError
 from bertscore_viz.figures import plots
 from bertscore_viz.files import export
 from bertscore_viz.ui import cache
-from bertscore_viz.ui.long_texts import describe_cuts, long_text_switch
+from bertscore_viz.ui.long_texts import long_text_switch, window_caption
 from bertscore_viz.ui.messages import escape_markdown, show_warnings
 from bertscore_viz.ui.state import fresh
 
@@ -229,8 +229,7 @@ def render_explanation(explanation: PairExplanation | MultiReferenceExplanation,
         sides = [p.ref for p in pairs] + [pairs[0].cand]
         n_long = sum(bool(s.truncated or s.windows) for s in sides)
         max_length = cache.model_info(cache.resolve_model(settings.model))["max_length"]
-        long_text_switch(n_long, sum(s.dropped for s in sides), max_length, getattr(settings, "long_texts",
-                                                                                      "truncate"))
+        long_text_switch(n_long, sum(s.dropped for s in sides), max_length, settings.long_texts)
     if explanation.rescaled is not None:  # the baseline's language against the text's (a Japanese pair, "en")
         from bertscore_viz.engine.languages import baseline_language_message
 
@@ -299,8 +298,5 @@ def _heatmap_view(pair: PairExplanation, show_special: bool, merge: bool, max_wi
         st.caption(f"Long pair ({rows} × {cols} tokens): showing the first {min(vr, rows)} × {min(vc, cols)} "
                    "at a legible size. Drag to pan, use the toolbar to zoom, double-click to see all; the "
                    "HTML download has the full-size figure.")
-    cuts, meta = heatmap.layout.meta["window_cuts"], heatmap.layout.meta
-    if cuts["rows"] or cuts["cols"]:
-        st.caption(describe_cuts(cuts["rows"], cuts["cols"], tuple(meta["shape"]),
-                                 tuple(meta["window"]) if meta["windowed"] else None))
+    window_caption(heatmap.layout.meta)
     _chart(heatmap, f"{key}_heatmap")

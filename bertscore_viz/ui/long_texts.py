@@ -55,6 +55,15 @@ def describe_cuts(row_cuts: list[float], col_cuts: list[float], shape: tuple[int
     return text
 
 
+def window_caption(meta, first: int = 1) -> None:
+    """Under a figure that marks window boundaries (its layout ``meta``: ``window_cuts``, ``shape``, ``window``,
+    ``windowed``), where they are (:func:`describe_cuts`); nothing without a boundary."""
+    cuts = meta["window_cuts"]
+    if cuts["rows"] or cuts["cols"]:
+        st.caption(describe_cuts(cuts["rows"], cuts["cols"], tuple(meta["shape"]),
+                                 tuple(meta["window"]) if meta["windowed"] else None, first=first))
+
+
 def long_text_switch(n_long: int, n_cut: int, max_length: int, mode: str) -> None:
     """The switch and what it changes; nothing when no text is longer than the model's maximum and window mode is
     off (when it is on, the switch stays in view to turn it off)."""

@@ -13,10 +13,10 @@ import streamlit as st
 
 from bertscore_viz.engine import tensor_ops
 from bertscore_viz.engine import walkthrough as wt
-from bertscore_viz.figures.cells import WINDOW_COLOR
+from bertscore_viz.figures.cells import window_lines
 from bertscore_viz.figures.plots import PLOTLY_CONFIG
 from bertscore_viz.ui.compare_state import compare_state
-from bertscore_viz.ui.long_texts import describe_cuts
+from bertscore_viz.ui.long_texts import window_caption
 
 #: Most rows and columns of the similarity matrix in view at once (a long pair pans).
 MAX_CELLS = 40
@@ -99,21 +99,17 @@ def similarity_figure(w: wt.Walkthrough, i: int) -> go.Figure:
                              name="column max (recall)", hoverinfo="skip",
                              marker=dict(symbol="x-thin-open", size=9, color="#f28e2b", line=dict(width=2))))
     # window mode: dashed lines where a long text's vectors start coming from the next window
-    win = dict(color=WINDOW_COLOR, width=2, dash="dash")
     col_cuts = [c - 0.5 for c in (w.ref.window_cuts[i] if w.ref.window_cuts else ())]
     row_cuts = [c - 0.5 for c in (w.cand.window_cuts[i] if w.cand.window_cuts else ())]
-    for c in col_cuts:
-        fig.add_shape(type="line", x0=c, x1=c, y0=0, y1=1, xref="x", yref="paper", line=win)
-    for c in row_cuts:
-        fig.add_shape(type="line", y0=c, y1=c, x0=0, x1=1, yref="y", xref="paper", line=win)
-    if col_cuts or row_cuts:
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", line=win, hoverinfo="skip",
-                                 name="window boundary (window mode)"))
+    shapes, traces = window_lines(col_cuts, row_cuts, "window boundary (window mode)")
+    fig.add_traces(traces)
     # a long pair: cells stay legible in a window on the matrix (drag to pan, double-click for all of it)
     vis_r, vis_c = min(sim.shape[0], MAX_CELLS), min(sim.shape[1], MAX_CELLS)
-    fig.update_layout(height=120 + 30 * vis_r, width=220 + 40 * vis_c, plot_bgcolor="white",
-                      dragmode="pan" if (vis_r, vis_c) != sim.shape else "zoom",
-                      meta={"window_cuts": {"rows": row_cuts, "cols": col_cuts}},
+    windowed = (vis_r, vis_c) != sim.shape
+    fig.update_layout(height=120 + 30 * vis_r, width=220 + 40 * vis_c, plot_bgcolor="white", shapes=shapes,
+                      dragmode="pan" if windowed else "zoom",
+                      meta={"window_cuts": {"rows": row_cuts, "cols": col_cuts}, "shape": list(sim.shape),
+                            "window": [vis_r, vis_c], "windowed": windowed},
                       xaxis=dict(tickvals=list(range(len(rt))), ticktext=[_esc(t) for t in rt], side="top",
                                  tickangle=-60, range=[-0.5, vis_c - 0.5]),
                       yaxis=dict(tickvals=list(range(len(ct))), ticktext=[_esc(t) for t in ct],
@@ -154,10 +150,7 @@ def show(w: wt.Walkthrough, i: int) -> None:
                 f"wins. Pair {i}:")
     sim_fig = similarity_figure(w, i)
     st.plotly_chart(sim_fig, config=PLOTLY_CONFIG, key="walk_sim")
-    cuts = sim_fig.layout.meta["window_cuts"]
-    if cuts["rows"] or cuts["cols"]:
-        st.caption(describe_cuts(cuts["rows"], cuts["cols"], w.similarity.shape[1:],
-                                 (min(Tc, MAX_CELLS), min(Tr, MAX_CELLS)), first=0))
+    window_caption(sim_fig.layout.meta, first=0)  # positions are numbered from 0 on this matrix
     code(tensor_ops.similarity)
     st.header("5. Greedy matching")
     st.markdown(f"Precision side: each candidate token keeps its best reference token, `sim.max(dim=2)` "
