@@ -18,6 +18,13 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--disable-dev-shm-usage"]
 
 
+def fill(page, label: str, text: str) -> None:
+    """Type ``text`` into the text area labelled ``label`` and submit it (Ctrl+Enter), as a user does."""
+    box = page.get_by_role("textbox", name=label, exact=True)
+    box.fill(text)
+    box.press("Control+Enter")
+
+
 def _chromium() -> str:
     for name in ("chromium", "chromium-browser"):
         path = shutil.which(name)

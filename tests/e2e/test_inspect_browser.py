@@ -11,7 +11,7 @@ from bertscore_viz import Scorer
 from bertscore_viz.engine.baseline import shipped_baseline_path
 from bertscore_viz.models.spec import resolve_model
 
-from .conftest import ARTIFACTS
+from .conftest import ARTIFACTS, fill
 
 CAND = "A man is playing a guitar on stage."
 REF = "Someone performs music with a guitar."
@@ -19,12 +19,6 @@ REF = "Someone performs music with a guitar."
 
 def _metric_values(page) -> list[str]:
     return [v.strip() for v in page.locator("[data-testid='stMetricValue']").all_inner_texts()]
-
-
-def _fill(page, label: str, text: str) -> None:
-    box = page.get_by_role("textbox", name=label, exact=True)
-    box.fill(text)
-    box.press("Control+Enter")
 
 
 def test_inspect_pair_in_the_browser(page, app_url):
@@ -36,8 +30,8 @@ def test_inspect_pair_in_the_browser(page, app_url):
     expect(page.get_by_role("heading", name=re.compile("Inspect"))).to_be_visible(timeout=60_000)
     expect(page.get_by_role("textbox", name="Candidate", exact=True)).to_be_visible(timeout=60_000)
 
-    _fill(page, "Candidate", CAND)
-    _fill(page, "Reference", REF)
+    fill(page, "Candidate", CAND)
+    fill(page, "Reference", REF)
     ex = Scorer().explain(CAND, REF)
     raw = [f"{ex.precision:.4f}", f"{ex.recall:.4f}", f"{ex.f1:.4f}"]
     metrics = page.locator("[data-testid='stMetricValue']")

@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 from bertscore_viz import Scorer
 from tests.conftest import DATA
 
-from .conftest import ARTIFACTS
+from .conftest import ARTIFACTS, fill
 
 
 def _lines(n: int, start: int) -> list[str]:
@@ -23,18 +23,12 @@ REF = " ".join(_lines(30, 1000))
 CAND = " ".join(_lines(22, 1000) + _lines(8, 2500))
 
 
-def _fill(page, label: str, text: str) -> None:
-    box = page.get_by_role("textbox", name=label, exact=True)
-    box.fill(text)
-    box.press("Control+Enter")
-
-
 def test_long_pair_switches_to_window_mode(page, app_url):
     page.set_viewport_size({"width": 1400, "height": 1500})
     page.goto(app_url)
     expect(page.get_by_role("textbox", name="Candidate", exact=True)).to_be_visible(timeout=90_000)
-    _fill(page, "Candidate", CAND)
-    _fill(page, "Reference", REF)
+    fill(page, "Candidate", CAND)
+    fill(page, "Reference", REF)
     metrics = page.locator("[data-testid='stMetricValue']")
     cut = Scorer().explain(CAND, REF)
     expect(metrics.nth(2)).to_have_text(f"{cut.f1:.4f}", timeout=90_000)
