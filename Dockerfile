@@ -45,7 +45,6 @@ RUN pip install "torch==${TORCH_VERSION}" --index-url "https://download.pytorch.
  && pip install -r requirements.txt
 
 COPY app.py ./
-COPY app_pages ./app_pages
 COPY .streamlit ./.streamlit
 
 USER app
@@ -54,5 +53,5 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
   CMD python -c "import urllib.request; urllib.request.urlopen('http://localhost:8501/_stcore/health', timeout=4)" || exit 1
 
 # The settings are checked (and printed to the log) before the server starts: a bad value stops the container.
-ENTRYPOINT ["python", "-m", "bertscore_viz.serving.deploy", "--exec"]
+ENTRYPOINT ["bertscore-viz", "check-deploy", "--exec"]
 CMD ["streamlit", "run", "app.py", "--server.port=8501", "--server.address=0.0.0.0"]

@@ -108,7 +108,7 @@ def run(n_systems: int, n_segments: int, words: int, toggles: bool) -> dict:
     """The page's path in this process; times in seconds."""
     t0 = time.perf_counter()
     from bertscore_viz import Scorer
-    from bertscore_viz.comparison import compare
+    from bertscore_viz.evaluation import compare
 
     t_import = time.perf_counter() - t0
     ds = make_dataset(n_systems, n_segments, words)

@@ -32,7 +32,7 @@ from pathlib import Path
 import common  # noqa: F401  (import path, offline hub)
 from playwright.async_api import async_playwright, expect
 
-from bertscore_viz.serving import deploy
+from bertscore_viz.serving import config
 from tests.load import sessions as S
 from tests.load.conftest import Server, launch_browser, wide_csv
 
@@ -53,7 +53,7 @@ def run(args, tmp: Path) -> None:
                                           "BERTSCORE_VIZ_SESSION_UPLOAD_MB": str(math.ceil(size_mb) + 1)}
     print(f"file {path.name}: {size_mb:.2f} MB, {args.rows:,} rows, {args.systems} systems; server limits: "
           + (", ".join(f"{k}={v}" for k, v in env.items()) or "the defaults (50 MB, 200,000 rows)"), flush=True)
-    deploy.load_policy(dict(os.environ, **env))  # as the image does: unusable limits stop here, not in the page
+    config.load_policy(dict(os.environ, **env))  # as the image does: unusable limits stop here, not in the page
     server = Server(env, "bench-load")
     samples: list[tuple[float, str]] = []
 

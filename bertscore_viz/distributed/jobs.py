@@ -26,7 +26,7 @@ Scoring (:func:`score_files`):
    object store before the first one is scored.)
 5. The driver writes each finished block as ``parts/part-NNNNNN.parquet`` atomically (temporary file, then rename),
    with the job's id in its metadata, then merges the parts into ``scores.parquet``
-   (:mod:`bertscore_viz.comparison.results_file` describes the columns and the signature in the metadata). A rerun into
+   (:mod:`bertscore_viz.evaluation.results_file` describes the columns and the signature in the metadata). A rerun into
    the same directory skips the parts of the same job: an interrupted job completes without duplicating or losing rows.
    An actor that dies is restarted by Ray and its blocks retried; a block whose call raises is tried again (up to
    :data:`BLOCK_ATTEMPTS` times in all). A failure that persists stops the job with a message; the finished parts stay.
@@ -165,7 +165,7 @@ def _part_done(path: Path, expected_rows: int, job: str) -> bool:
     """The part exists, is readable, has the block's rows and was written by this job (its metadata says so)."""
     import pyarrow.parquet as pq
 
-    from bertscore_viz.comparison import results_file
+    from bertscore_viz.evaluation import results_file
 
     try:
         if not path.is_file():
@@ -181,8 +181,8 @@ def _block_table(ds: upload.Dataset, names: list[str], a: int, b: int, raw: np.n
                  notes: list[str], baseline: np.ndarray | None, rescale: bool, meta: dict):
     import pyarrow as pa
 
-    from bertscore_viz.comparison import results_file
     from bertscore_viz.engine.matching import rescaled as rescale_fn
+    from bertscore_viz.evaluation import results_file
 
     n_sys = len(names)
     seg = np.repeat(np.arange(a, b, dtype=np.int64), n_sys)
@@ -323,7 +323,7 @@ def score_files(inputs: str | Sequence[str], output: str | Path, *, model: str |
             (out / SCORES_FILE).unlink(missing_ok=True)
             (out / IDF_FILE).unlink(missing_ok=True)
     parts.mkdir(parents=True, exist_ok=True)
-    from bertscore_viz.comparison import results_file
+    from bertscore_viz.evaluation import results_file
     from bertscore_viz.files.fileio import atomic_write_text
 
     given = [inputs] if isinstance(inputs, (str, Path)) else list(inputs)
@@ -433,7 +433,7 @@ def _merge(parts: Path, n_blocks: int, target: Path, meta: dict) -> None:
     """Concatenate the parts in block order into one file, one part in memory at a time; written atomically."""
     import pyarrow.parquet as pq
 
-    from bertscore_viz.comparison import results_file
+    from bertscore_viz.evaluation import results_file
     from bertscore_viz.files.fileio import atomic_write_via
 
     schema = results_file.schema().with_metadata(meta)

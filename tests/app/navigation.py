@@ -1,7 +1,7 @@
 """AppTest with the app's real navigation: every run executes ``app.py`` (keep_widget_values, the sidebar) and then
-the page, as a Streamlit server does. The pages live in ``app_pages/``, not ``pages/``: a ``pages/`` folder next
-to ``app.py`` would switch on Streamlit's older multipage mode, in which a run after ``switch_page`` executes the
-page file alone. Nothing is patched: the real app, model and Streamlit run.
+the page, as a Streamlit server does. The pages live in ``bertscore_viz/app/app_pages/``, not ``pages/``: a
+``pages/`` folder next to the main script would switch on Streamlit's older multipage mode, in which a run after
+``switch_page`` executes the page file alone. Nothing is patched: the real app, model and Streamlit run.
 
 Settings then come from the sidebar's widgets (``idf``, ``rescale``, ``lang``, ``layer::<model>``), not from
 ``st.session_state["settings"]``, which the sidebar rewrites on every run.
@@ -35,7 +35,7 @@ def app(page: str | None = None, **state) -> AppTest:
 
 def go(at: AppTest, page: str) -> AppTest:
     """A click on the page's link in the navigation."""
-    at.switch_page(str(ROOT / "app_pages" / page))
+    at.switch_page(str(ROOT / "bertscore_viz" / "app" / "app_pages" / page))
     at.run()
     assert not at.exception, at.exception
     return at

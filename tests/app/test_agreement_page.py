@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from bertscore_viz.cli.entry import main as cli
-from bertscore_viz.comparison.human_agreement import run_agreement
 from bertscore_viz.engine.scorer import Scorer
+from bertscore_viz.evaluation.human_agreement import run_agreement
 from bertscore_viz.files.human_scores import parse_human_scores
 from bertscore_viz.models.spec import BUNDLED_MODEL_NAME
 from bertscore_viz.rescaling.layers import read_da
@@ -103,7 +103,7 @@ def test_a_compare_upload_with_human_scores_is_offered_here():
 
 def test_downloads_are_safe_csv_and_json_with_the_signature(layer1_f1):
     at = _page(_rated(CS_EN.human[:N]).replace(b"sys1,", b"=HYPERLINK(1),"))
-    from bertscore_viz.ui import agreement_view as view
+    from bertscore_viz.app.ui import agreement_view as view
 
     work = at.session_state[view.WORK_KEY]
     report = next(iter(work["reports"].values()))

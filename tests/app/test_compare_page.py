@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from bertscore_viz.app.ui.settings import Settings
 from bertscore_viz.files.upload import content_key
-from bertscore_viz.ui.settings import Settings
 
 from .navigation import use_settings
 
@@ -35,7 +35,7 @@ def _page(data: bytes | None = None, name: str = "upload.csv", settings: Setting
           tab: str | None = None) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
     at.run()
-    at.switch_page(str(ROOT / "app_pages" / "compare.py"))
+    at.switch_page(str(ROOT / "bertscore_viz" / "app" / "app_pages" / "compare.py"))
     if settings is not None:
         use_settings(at, settings)
     if data is not None:
@@ -137,7 +137,7 @@ def test_toggling_idf_reuses_the_model_pass_and_a_new_layer_adds_one(example):
 def test_rescaling_without_baseline_shows_the_message_and_raw_numbers():
     """The page's answer when the settings ask for rescaling and no baseline exists (a model or layer without one:
     the sidebar offers only languages with a baseline, so the page is run on its own with such settings)."""
-    at = AppTest.from_file(str(ROOT / "app_pages" / "compare.py"), default_timeout=240)
+    at = AppTest.from_file(str(ROOT / "bertscore_viz" / "app" / "app_pages" / "compare.py"), default_timeout=240)
     at.session_state["settings"] = Settings(rescale=True, lang="xx")  # a language without a baseline
     example = ROOT / "bertscore_viz" / "examples" / "systems_example.csv"
     at.session_state["compare_input"] = {"name": "example.csv", "data": example.read_bytes()}
@@ -239,7 +239,7 @@ def test_rescaled_numbers_with_a_session_baseline():
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
     at.run()
-    at.switch_page(str(ROOT / "app_pages" / "compare.py"))
+    at.switch_page(str(ROOT / "bertscore_viz" / "app" / "app_pages" / "compare.py"))
     use_settings(at, Settings(rescale=True))
     at.session_state["custom_baselines"] = {("en", "all-MiniLM-L6-v2"): BaselineTable(np.full((7, 3), 0.5), "t")}
     at.session_state["compare_input"] = {"name": "example.csv", "data": (ROOT / "bertscore_viz" / "examples" /
@@ -413,12 +413,12 @@ def test_a_model_listed_under_a_label_is_the_model_it_names(monkeypatch):
     other pages: the numbers name the real model, and the label and the model's own name share one model pass
     (the engine's ``resolve_model`` took the label for a hub name, so the same model was scored again)."""
     from bertscore_viz.models.spec import BUNDLED_MODEL_NAME, bundled_model_path
-    from bertscore_viz.serving import deploy
+    from bertscore_viz.serving import config
 
     from .navigation import app, texts
 
-    monkeypatch.setattr(deploy, "_POLICY",
-                        deploy.Policy(models=(f"house-model={bundled_model_path()}", BUNDLED_MODEL_NAME)))
+    monkeypatch.setattr(config, "_POLICY",
+                        config.Policy(models=(f"house-model={bundled_model_path()}", BUNDLED_MODEL_NAME)))
     at = app("compare.py", model_choice="house-model")
     at.button(key="cmp_load_example").click().run()
     assert not at.exception, at.exception

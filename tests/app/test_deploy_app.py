@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from bertscore_viz.app.ui.settings import OTHER, Settings
 from bertscore_viz.models.spec import BUNDLED_MODEL_NAME, bundled_model_path
-from bertscore_viz.serving import deploy
-from bertscore_viz.ui.settings import OTHER, Settings
+from bertscore_viz.serving import config
 
 from .navigation import use_settings
 
@@ -26,7 +26,7 @@ BASELINE = ("LAYER,P,R,F\n" + "".join(f"{i},0.{i + 1},0.{i + 1},0.{i + 1}\n" for
 @pytest.fixture
 def with_policy(monkeypatch):
     def use(**kw):
-        monkeypatch.setattr(deploy, "_POLICY", deploy.Policy(**kw))
+        monkeypatch.setattr(config, "_POLICY", config.Policy(**kw))
     return use
 
 
@@ -34,7 +34,7 @@ def _app(page: str | None = None, **state) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
     at.run()
     if page:
-        at.switch_page(str(ROOT / "app_pages" / page))
+        at.switch_page(str(ROOT / "bertscore_viz" / "app" / "app_pages" / page))
     for k, v in state.items():
         if k == "settings":
             use_settings(at, v)
@@ -60,7 +60,7 @@ def _sidebar_with(typed: str) -> AppTest:
 def _inspect_a_pair_rescaled_in_french(at) -> None:
     """Go to Inspect with rescaling on for French and score a pair (the sidebar offers French when a French
     baseline exists: saved on the server, or made in the session)."""
-    at.switch_page(str(ROOT / "app_pages" / "inspect.py"))
+    at.switch_page(str(ROOT / "bertscore_viz" / "app" / "app_pages" / "inspect.py"))
     use_settings(at, Settings(lang="fr", rescale=True))
     at.run()
     at.text_area(key="inspect_candidate").input("The cat sat on the mat.")
@@ -70,7 +70,7 @@ def _inspect_a_pair_rescaled_in_french(at) -> None:
 def _inspect_page_rescaled_in_french() -> AppTest:
     """The Inspect page on its own, asked to rescale a French pair (the bundled model has no French baseline; the
     sidebar would not offer French, so the page is run alone with those settings) ."""
-    at = AppTest.from_file(str(ROOT / "app_pages" / "inspect.py"), default_timeout=300)
+    at = AppTest.from_file(str(ROOT / "bertscore_viz" / "app" / "app_pages" / "inspect.py"), default_timeout=300)
     at.session_state["settings"] = Settings(lang="fr", rescale=True)
     at.session_state["inspect_candidate"] = "The cat sat on the mat."
     at.session_state["inspect_reference_0"] = "There is a cat sitting on the mat."
@@ -89,8 +89,8 @@ def _texts(at) -> str:
 
 @pytest.mark.parametrize("typed", ["/etc", str(bundled_model_path()), "roberta-large", "../../../root"])
 def test_a_locked_server_offers_no_free_text_and_refuses_it_plainly(with_policy, typed):
-    from bertscore_viz.serving.deploy import ModelNotAllowed
-    from bertscore_viz.ui import cache as ui_cache
+    from bertscore_viz.app.ui import cache as ui_cache
+    from bertscore_viz.serving.model_access import ModelNotAllowed
 
     with_policy()
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300).run()  # one run: AppTest keeps the sidebar
@@ -167,11 +167,11 @@ def test_baselines_page_uploads_count_towards_the_limits(with_policy):
     with_policy(session_upload_mb=0.012)  # the 5 kB corpus, then the 10.8 kB example on Compare: over 12 kB
     at = _app("baselines.py", baseline_corpus_input={"name": "corpus.txt", "data": CORPUS})
     assert not at.error and not at.button(key="bl_compute").disabled
-    at.switch_page(str(ROOT / "app_pages" / "compare.py"))
+    at.switch_page(str(ROOT / "bertscore_viz" / "app" / "app_pages" / "compare.py"))
     at.session_state["compare_input"] = {"name": "example.csv", "data": EXAMPLE}
     at.run()
     assert any("This session has uploaded 15.6 kB with this file" in p for p in _problems(at))
-    at.switch_page(str(ROOT / "app_pages" / "baselines.py"))
+    at.switch_page(str(ROOT / "bertscore_viz" / "app" / "app_pages" / "baselines.py"))
     at.session_state["baseline_file_input"] = {"name": "mine.tsv", "data": BASELINE}  # 0.1 kB more: still fits
     at.run()
     assert not at.exception and not at.error
@@ -191,7 +191,8 @@ def test_no_server_path_reaches_the_page_when_a_baseline_is_missing(with_policy)
     text = _all_text(at).replace("\\", "")
     assert "No rescaling baseline" in text and "baselines/fr/all-MiniLM-L6-v2.tsv" in text
     assert str(ROOT) not in text and str(Path.home()) not in text
-    at = AppTest.from_file(str(ROOT / "app_pages" / "compare.py"), default_timeout=300)  # Compare: raw, and why
+    # Compare: raw, and why
+    at = AppTest.from_file(str(ROOT / "bertscore_viz" / "app" / "app_pages" / "compare.py"), default_timeout=300)
     at.session_state["settings"] = Settings(lang="fr", rescale=True)
     at.session_state["compare_input"] = {"name": "example.csv", "data": EXAMPLE}
     at.run()
@@ -229,9 +230,9 @@ def test_a_downloaded_provenance_names_no_server_directory(tmp_path):
     import json
 
     from bertscore_viz import Scorer
+    from bertscore_viz.app.ui import cache as ui_cache
     from bertscore_viz.models.spec import ModelSpec
     from bertscore_viz.rescaling import baseline_compute as bc
-    from bertscore_viz.ui import cache as ui_cache
 
     d = tmp_path / "mini"
     d.mkdir()
@@ -303,13 +304,13 @@ def test_a_saved_baseline_appears_for_a_later_session(with_policy, tmp_path):
 def test_unusable_settings_stop_the_app_with_a_plain_message(monkeypatch):
     """``streamlit run app.py`` with a bad setting (the image checks them before it starts; a plain run does not):
     one message, no traceback, no page."""
-    monkeypatch.setattr(deploy, "_POLICY", None)
+    monkeypatch.setattr(config, "_POLICY", None)
     monkeypatch.setenv("BERTSCORE_VIZ_MAX_JOBS", "none")
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300).run()
     assert not at.exception
     assert [e.value for e in at.error] == [
         "This server's settings cannot be used, so the app cannot start. Whoever runs the server finds the reason "
-        "in its log (`python -m bertscore_viz.serving.deploy` checks the settings)."]
+        "in its log (`bertscore-viz check-deploy` checks the settings)."]
     assert "BERTSCORE_VIZ_MAX_JOBS" not in _texts(at)
 
 
@@ -318,7 +319,7 @@ def test_shown_messages_hide_the_servers_directories():
     the repository): the app's directory, the Python environment and the home directory become "…"."""
     import sys
 
-    from bertscore_viz.ui.messages import hide_server_paths
+    from bertscore_viz.app.ui.messages import hide_server_paths
 
     text = (f"{ROOT / 'bertscore_viz' / 'baselines' / 'fr' / 'x.tsv'} and {Path(sys.prefix) / 'lib'} and "
             f"{Path.home() / '.cache'} and baselines/en/y.tsv")

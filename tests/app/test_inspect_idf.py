@@ -6,14 +6,14 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from bertscore_viz import Scorer
+from bertscore_viz.app.ui.compare_state import CompareState
+from bertscore_viz.app.ui.settings import Settings
 from bertscore_viz.files import upload
-from bertscore_viz.ui.compare_state import CompareState
-from bertscore_viz.ui.settings import Settings
 
 from .navigation import use_settings
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "app_pages" / "inspect.py")
+PAGE = str(ROOT / "bertscore_viz" / "app" / "app_pages" / "inspect.py")
 CAND, REF = "The cat sat on the mat.", "There is a cat sitting on the mat."
 CORPUS = ["The cat sat on the mat.", "A dog barked at night.", "There is a cat.", "It rained all day."]
 

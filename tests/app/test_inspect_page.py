@@ -19,15 +19,15 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from bertscore_viz import Scorer
+from bertscore_viz.app.ui.settings import LANGS, Settings
 from bertscore_viz.engine.baseline import BaselineTable, shipped_baseline_path
 from bertscore_viz.models.spec import resolve_model
-from bertscore_viz.ui.settings import LANGS, Settings
 
 from .navigation import use_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
-PAGE = str(ROOT / "app_pages" / "inspect.py")
+PAGE = str(ROOT / "bertscore_viz" / "app" / "app_pages" / "inspect.py")
 MODEL = resolve_model(None).name
 LAYER_KEY = f"layer::{MODEL}"
 TIMEOUT = 240
@@ -252,8 +252,8 @@ def test_several_references_say_which_gave_each_score(engine):
 
 
 def _two_drilldowns():
-    from bertscore_viz.ui.explain_view import explain_pair, render_explanation
-    from bertscore_viz.ui.settings import Settings as S
+    from bertscore_viz.app.ui.explain_view import explain_pair, render_explanation
+    from bertscore_viz.app.ui.settings import Settings as S
 
     s = S()
     render_explanation(explain_pair(s, "a dog runs", "a dog is running"), s, key="compare")

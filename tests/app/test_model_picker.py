@@ -17,7 +17,7 @@ TIMEOUT = 240
 def _sidebar_script():
     import streamlit as st
 
-    from bertscore_viz.ui.settings import sidebar
+    from bertscore_viz.app.ui.settings import sidebar
 
     settings = sidebar()
     st.write(f"MODEL={settings.model} LAYER={settings.layer}")
@@ -32,17 +32,17 @@ def home(tmp_path, monkeypatch):
 @pytest.fixture
 def open_server(monkeypatch):
     """A deployment that lets users type directories and fetch hub names (a researcher's own machine)."""
-    from bertscore_viz.serving import deploy
+    from bertscore_viz.serving import config
 
-    monkeypatch.setattr(deploy, "_POLICY", deploy.Policy(allow_custom_models=True, allow_downloads=True))
+    monkeypatch.setattr(config, "_POLICY", config.Policy(allow_custom_models=True, allow_downloads=True))
 
 
 @pytest.fixture
 def locked_server(monkeypatch):
     """The default deployment: the bundled and installed models only."""
-    from bertscore_viz.serving import deploy
+    from bertscore_viz.serving import config
 
-    monkeypatch.setattr(deploy, "_POLICY", deploy.Policy())
+    monkeypatch.setattr(config, "_POLICY", config.Policy())
 
 
 def _run(**state) -> AppTest:
@@ -134,14 +134,14 @@ def test_an_operators_label_is_shown_and_the_model_keeps_its_own_name(home, monk
     """``BERTSCORE_VIZ_MODELS="mpnet=/models/all-mpnet-base-v2"`` (docs/DEPLOY.md): users pick "mpnet"; the
     signature, the layer default and the baselines are those of all-mpnet-base-v2 (here the bundled weights under
     that directory name, so the default layer 7 is capped to this copy's 6)."""
-    from bertscore_viz.serving import deploy
+    from bertscore_viz.serving import config
 
     d = home / "models" / "all-mpnet-base-v2"
     d.mkdir(parents=True)
     for f in bundled_model_path().iterdir():
         if f.is_file():
             (d / f.name).symlink_to(f)
-    monkeypatch.setattr(deploy, "_POLICY", deploy.Policy(models=(f"mpnet={d}", BUNDLED_MODEL_NAME)))
+    monkeypatch.setattr(config, "_POLICY", config.Policy(models=(f"mpnet={d}", BUNDLED_MODEL_NAME)))
     at = _run(model_choice="mpnet")
     assert not at.exception and not at.sidebar.error
     assert "mpnet" in at.sidebar.selectbox(key="model_choice").options
@@ -155,12 +155,12 @@ def test_an_operators_label_is_shown_and_the_model_keeps_its_own_name(home, monk
 
 def test_an_allow_listed_model_that_fails_to_load_is_named_by_its_label_not_its_directory(tmp_path, monkeypatch):
     """Issue 19, class 7: the operator's label is what users see; the directory behind it stays on the server."""
-    from bertscore_viz.serving import deploy
+    from bertscore_viz.serving import config
 
     broken = tmp_path / "secret-weights-v3"
     broken.mkdir()
     (broken / "config.json").write_text('{"model_type": "bert"}')  # no weights, no tokenizer
-    monkeypatch.setattr(deploy, "_POLICY", deploy.Policy(models=(BUNDLED_MODEL_NAME, f"house-model={broken}")))
+    monkeypatch.setattr(config, "_POLICY", config.Policy(models=(BUNDLED_MODEL_NAME, f"house-model={broken}")))
     at = _run(model_choice="house-model")
     assert not at.exception
     shown = " ".join(e.value for e in at.sidebar.error).replace("\\", "")

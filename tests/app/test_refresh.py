@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from bertscore_viz.app.ui import persist
 from bertscore_viz.engine.baseline import BaselineTable
 from bertscore_viz.models.spec import BUNDLED_MODEL_NAME
-from bertscore_viz.serving import deploy
-from bertscore_viz.ui import persist
+from bertscore_viz.serving import config
 
 from .navigation import APP, TIMEOUT, go, texts
 
@@ -77,7 +77,7 @@ def test_start_fresh_forgets_the_kept_work(worked):
 
 
 def test_the_kept_work_is_bounded_by_the_operators_limit(monkeypatch):
-    monkeypatch.setattr(deploy, "_POLICY", deploy.Policy(kept_mb=0.001))  # 1 kB: the example's work is larger
+    monkeypatch.setattr(config, "_POLICY", config.Policy(kept_mb=0.001))  # 1 kB: the example's work is larger
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.run()
     go(at, "compare.py")

@@ -17,10 +17,10 @@ import pytest
 from streamlit.elements import form as st_form
 from streamlit.elements.lib import policies
 
+from bertscore_viz.app.ui import state
 from bertscore_viz.files.upload import content_key
 from bertscore_viz.models.spec import BUNDLED_MODEL_NAME
-from bertscore_viz.serving import deploy
-from bertscore_viz.ui import state
+from bertscore_viz.serving import config
 
 from .navigation import ROOT, app, go, texts
 
@@ -48,7 +48,7 @@ def nav():
 @pytest.fixture
 def with_policy(monkeypatch):
     def use(**kw):
-        monkeypatch.setattr(deploy, "_POLICY", deploy.Policy(**kw))
+        monkeypatch.setattr(config, "_POLICY", config.Policy(**kw))
     return use
 
 

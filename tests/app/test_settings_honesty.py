@@ -1,8 +1,8 @@
 """The sidebar's signature is that of the numbers shown; with rescaling, only languages with a baseline."""
 
+from bertscore_viz.app.ui import cache
+from bertscore_viz.app.ui.settings import Settings
 from bertscore_viz.engine.baseline import languages_with_baseline
-from bertscore_viz.ui import cache
-from bertscore_viz.ui.settings import Settings
 
 
 def test_languages_with_a_baseline_for_the_model():

@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from bertscore_viz.comparison import results_file
 from bertscore_viz.distributed import jobs as distributed
 from bertscore_viz.errors import InputError
+from bertscore_viz.evaluation import results_file
 from bertscore_viz.files import upload
 from tests.app.navigation import use_settings
 
@@ -24,7 +24,7 @@ from .conftest import ROOT, wide_rows
 def _page(name: str, data: bytes) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
     at.run()
-    at.switch_page(str(ROOT / "app_pages" / "compare.py"))
+    at.switch_page(str(ROOT / "bertscore_viz" / "app" / "app_pages" / "compare.py"))
     at.session_state["compare_input"] = {"name": name, "data": data}
     at.run()
     assert not at.exception, at.exception
@@ -165,11 +165,11 @@ def test_a_rescaled_file_opens_with_its_own_signature_and_says_how_the_sidebar_d
 
 
 def test_no_warning_when_the_sidebar_matches_the_file(rescaled_file):
-    from bertscore_viz.ui.settings import Settings
+    from bertscore_viz.app.ui.settings import Settings
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
     at.run()
-    at.switch_page(str(ROOT / "app_pages" / "compare.py"))
+    at.switch_page(str(ROOT / "bertscore_viz" / "app" / "app_pages" / "compare.py"))
     use_settings(at, Settings(idf=True, rescale=True))
     at.session_state["compare_input"] = {"name": "scores.parquet", "data": rescaled_file.read_bytes()}
     at.run()
@@ -197,7 +197,7 @@ def test_the_drilldown_shows_the_files_numbers_for_the_segment(rescaled_file):
                                                                                                   "sys_other")]
         assert len(shown[label]) == 2, shown
         np.testing.assert_allclose(shown[label], want, rtol=0, atol=5.1e-5)  # shown to 4 decimals
-    from bertscore_viz.ui.messages import escape_markdown
+    from bertscore_viz.app.ui.messages import escape_markdown
 
     captions = [str(c.value) for c in at.caption]
     signature = results_file.read_metadata(data)["signature"]

@@ -16,11 +16,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from bertscore_viz.cli import ray as ray_cli
-from bertscore_viz.comparison import results_file
 from bertscore_viz.distributed import inputs, pool
 from bertscore_viz.distributed import jobs as distributed
 from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.errors import InputError
+from bertscore_viz.evaluation import results_file
 from bertscore_viz.files import upload
 
 from .conftest import wide_rows, write_long_csv

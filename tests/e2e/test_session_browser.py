@@ -10,7 +10,7 @@ from pathlib import Path
 from playwright.sync_api import expect
 
 from bertscore_viz import Scorer
-from bertscore_viz.comparison import compare
+from bertscore_viz.evaluation import compare
 from bertscore_viz.files import upload
 
 from .conftest import ARTIFACTS

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from playwright.async_api import expect
 
-from bertscore_viz.comparison import compare
 from bertscore_viz.engine.baseline import BaselineTable
 from bertscore_viz.engine.scorer import Scorer
+from bertscore_viz.evaluation import compare
 from bertscore_viz.files import upload
 
 LONG = 300_000  # ms: the longest wait for one step on a shared 2-core machine

@@ -12,7 +12,7 @@ import pytest
 from bertscore_viz import BaselineError, Scorer
 from bertscore_viz.cli.entry import main
 from bertscore_viz.engine.baseline import MAX_BASELINE_CHARS, BaselineTable, parse_baseline, read_baseline
-from bertscore_viz.serving import deploy
+from bertscore_viz.serving import baseline_store
 
 GOOD = "LAYER,P,R,F\n" + "".join(f"{k},0.5,0.5,0.5\n" for k in range(7))
 
@@ -88,12 +88,12 @@ def test_the_scorer_refuses_it_before_any_work(tmp_path):
 
 
 def test_a_bad_file_already_in_the_saved_folder_never_reaches_a_session(tmp_path):
-    path = deploy.saved_baseline_path(tmp_path, "en", "all-MiniLM-L6-v2")
+    path = baseline_store.saved_baseline_path(tmp_path, "en", "all-MiniLM-L6-v2")
     path.parent.mkdir(parents=True)
     path.write_text(_file_with("4,0.5,nan,0.5"), encoding="utf-8")
-    assert deploy.saved_baseline(tmp_path, "en", "all-MiniLM-L6-v2") is None
+    assert baseline_store.saved_baseline(tmp_path, "en", "all-MiniLM-L6-v2") is None
     path.write_text(GOOD, encoding="utf-8")
-    assert deploy.saved_baseline(tmp_path, "en", "all-MiniLM-L6-v2").values.shape == (7, 3)
+    assert baseline_store.saved_baseline(tmp_path, "en", "all-MiniLM-L6-v2").values.shape == (7, 3)
 
 
 def test_a_huge_or_binary_file_is_not_a_baseline(tmp_path):

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from bertscore_viz import Scorer
-from bertscore_viz.comparison import compare
 from bertscore_viz.engine.baseline import BaselineTable
+from bertscore_viz.evaluation import compare
 from bertscore_viz.files import upload
 from bertscore_viz.files.export import to_json
 from bertscore_viz.locations import EXAMPLES_DIR
@@ -201,7 +201,7 @@ def test_dataset_key_changes_with_content_and_model(dataset):
 
 
 def test_figures_sample_large_inputs_and_escape_names(scorer, run, dataset):
-    from bertscore_viz.ui import compare_view
+    from bertscore_viz.app.ui import compare_view
 
     comparison = compare.results_for(scorer, run[0], 4, False)
     fig = compare_view.scatter_figure(comparison, "literal", "errors", dataset.segment_ids, max_points=10)
@@ -224,7 +224,7 @@ def test_without_segment_ids_only_the_row_is_shown(scorer):
 
 
 def test_sixteen_systems_get_sixteen_colours_and_buckets_show_their_size(scorer, run, dataset):
-    from bertscore_viz.ui import compare_view
+    from bertscore_viz.app.ui import compare_view
 
     assert len(set(compare_view.palette(16))) == 16 and len(set(compare_view.palette(40))) == 40
     comparison = compare.results_for(scorer, run[0], 4, False)

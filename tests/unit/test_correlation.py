@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from bertscore_viz.comparison.correlation import (
+from bertscore_viz.evaluation.correlation import (
     _rowwise_kendall,
     _rowwise_pearson,
     agreement,

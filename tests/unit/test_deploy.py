@@ -18,8 +18,11 @@ from bertscore_viz.engine.baseline import BaselineTable, read_baseline
 from bertscore_viz.errors import ModelError
 from bertscore_viz.files import fileio
 from bertscore_viz.models.spec import BUNDLED_MODEL_NAME, bundled_model_path
-from bertscore_viz.serving import deploy
-from bertscore_viz.serving.deploy import DeployConfigError, JobQueue, ModelNotAllowed, ModelPool, Policy, load_policy
+from bertscore_viz.serving import baseline_store, job_queue, model_access
+from bertscore_viz.serving.config import DeployConfigError, Policy, load_policy
+from bertscore_viz.serving.job_queue import JobQueue
+from bertscore_viz.serving.model_access import ModelNotAllowed
+from bertscore_viz.serving.model_pool import ModelPool
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -87,21 +90,21 @@ def test_installed_catalog_models_are_offered_by_default_and_only_when_installed
     from bertscore_viz.models import catalog
 
     monkeypatch.setenv("BERTSCORE_VIZ_HOME", str(tmp_path))
-    assert "all-mpnet-base-v2" not in deploy.offered_models(Policy())
+    assert "all-mpnet-base-v2" not in model_access.offered_models(Policy())
     target = tmp_path / "all-mpnet-base-v2"
     target.mkdir()
     (target / "config.json").write_text("{}")
-    assert "all-mpnet-base-v2" not in deploy.offered_models(Policy())  # no install marker: half-finished
+    assert "all-mpnet-base-v2" not in model_access.offered_models(Policy())  # no install marker: half-finished
     (target / catalog.INSTALLED_MARKER).write_text("{}")
-    offered = deploy.offered_models(Policy())
+    offered = model_access.offered_models(Policy())
     assert "all-mpnet-base-v2" in offered and BUNDLED_MODEL_NAME in offered
     # an operator's explicit list wins over what is installed
-    assert "all-mpnet-base-v2" not in deploy.offered_models(Policy(models=(BUNDLED_MODEL_NAME,)))
+    assert "all-mpnet-base-v2" not in model_access.offered_models(Policy(models=(BUNDLED_MODEL_NAME,)))
 
 
 @pytest.mark.parametrize("typed", [None, "", "minilm", "all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"])
 def test_the_bundled_model_is_always_offered(typed):
-    spec = deploy.check_model(typed, Policy())
+    spec = model_access.check_model(typed, Policy())
     assert spec.bundled and spec.name == BUNDLED_MODEL_NAME
 
 
@@ -109,7 +112,7 @@ def test_the_bundled_model_is_always_offered(typed):
                                    str(bundled_model_path()), "x" * 500])
 def test_anything_else_is_refused_without_naming_a_server_path(typed):
     with pytest.raises(ModelNotAllowed) as info:
-        deploy.check_model(typed, Policy())
+        model_access.check_model(typed, Policy())
     msg = str(info.value)
     assert "not offered on this server" in msg and f"Choose one of: {BUNDLED_MODEL_NAME}" in msg
     assert str(bundled_model_path().parent) not in msg.replace(typed, "")  # only what the user typed is echoed
@@ -119,13 +122,13 @@ def test_anything_else_is_refused_without_naming_a_server_path(typed):
 def test_an_operator_list_with_a_label_for_a_directory():
     path = str(bundled_model_path())
     pol = Policy(models=("mini=" + path, "roberta-large"))
-    assert list(deploy.offered_models(pol)) == ["mini", "roberta-large"]
-    spec = deploy.check_model("mini", pol)
+    assert list(model_access.offered_models(pol)) == ["mini", "roberta-large"]
+    spec = model_access.check_model("mini", pol)
     assert spec.source == path and spec.bundled  # the bundled weights, under the operator's label
     with pytest.raises(ModelNotAllowed, match="Choose one of: mini, roberta-large"):
-        deploy.check_model(path, pol)  # the path itself is not on the list
+        model_access.check_model(path, pol)  # the path itself is not on the list
     with pytest.raises(ModelNotAllowed):
-        deploy.check_model(BUNDLED_MODEL_NAME, pol)  # an explicit list replaces the default
+        model_access.check_model(BUNDLED_MODEL_NAME, pol)  # an explicit list replaces the default
 
 
 def test_a_labelled_model_keeps_its_real_name_default_layer_and_baselines():
@@ -138,7 +141,7 @@ def test_a_labelled_model_keeps_its_real_name_default_layer_and_baselines():
     installed = catalog.installed_path(catalog.get_entry("all-mpnet-base-v2"))
     assert installed is not None, "the offline catalog model all-mpnet-base-v2 is installed in this environment"
     pol = Policy(models=(f"mpnet={installed}", BUNDLED_MODEL_NAME))
-    spec = deploy.check_model("mpnet", pol)
+    spec = model_access.check_model("mpnet", pol)
     assert (spec.name, spec.default_layer, spec.source) == ("all-mpnet-base-v2", 7, str(installed))
     np.testing.assert_array_equal(find_baseline(spec.name, "en").values,
                                   read_baseline(ROOT / "bertscore_viz" / "baselines" / "en"
@@ -153,12 +156,12 @@ def test_a_directory_outside_the_catalog_is_named_after_itself(tmp_path):
         d = tmp_path / name
         d.mkdir()
         (d / "config.json").write_text("{}")
-        spec = deploy.check_model("label", Policy(models=(f"label={d}",)))
+        spec = model_access.check_model("label", Policy(models=(f"label={d}",)))
         assert (spec.name, spec.default_layer, spec.local) == (name, layer, True)
     snapshot = tmp_path / "hub" / "models--someorg--some-model" / "snapshots" / ("a" * 40)
     snapshot.mkdir(parents=True)
     (snapshot / "config.json").write_text("{}")
-    assert deploy.check_model("x", Policy(models=(f"x={snapshot}",))).name == "someorg/some-model"
+    assert model_access.check_model("x", Policy(models=(f"x={snapshot}",))).name == "someorg/some-model"
 
 
 @pytest.mark.parametrize("target", ["/srv/nope/model", "multilingual-e5-small"])
@@ -166,7 +169,7 @@ def test_an_offered_model_that_cannot_be_used_names_only_its_label(target, tmp_p
     monkeypatch.setenv("BERTSCORE_VIZ_HOME", str(tmp_path))  # nothing installed here
     pol = Policy(models=(f"broken={target}", BUNDLED_MODEL_NAME))
     with caplog.at_level(logging.ERROR, logger="bertscore_viz.app"), pytest.raises(ModelError) as info:
-        deploy.check_model("broken", pol)
+        model_access.check_model("broken", pol)
     msg = str(info.value)
     assert "'broken' cannot be used on this server" in msg and "the reason in its log" in msg
     assert "/srv" not in msg and str(tmp_path) not in msg and target not in msg
@@ -183,7 +186,7 @@ def test_an_offered_model_that_cannot_be_used_names_only_its_label(target, tmp_p
 def test_free_text_messages_echo_only_what_was_typed(typed, words, tmp_path, monkeypatch):
     monkeypatch.setenv("BERTSCORE_VIZ_HOME", str(tmp_path))
     with pytest.raises(ModelError) as info:
-        deploy.check_model(typed, Policy(allow_custom_models=True))
+        model_access.check_model(typed, Policy(allow_custom_models=True))
     msg = str(info.value)
     assert words in msg
     for server_path in (str(Path.home()), str(tmp_path), str(ROOT)):
@@ -194,18 +197,18 @@ def test_a_typed_directory_without_a_model_is_named_as_typed(tmp_path, monkeypat
     monkeypatch.chdir(tmp_path)
     (tmp_path / "empty").mkdir()
     with pytest.raises(ModelError) as info:
-        deploy.check_model("empty", Policy(allow_custom_models=True))  # relative to the server's directory
+        model_access.check_model("empty", Policy(allow_custom_models=True))  # relative to the server's directory
     assert "The directory 'empty' holds no config.json" in str(info.value)
     assert str(tmp_path) not in str(info.value)
 
 
 def test_free_text_when_allowed_and_hub_names_need_downloads_or_the_cache(tmp_path):
     pol = Policy(allow_custom_models=True)
-    spec = deploy.check_model(str(bundled_model_path()), pol)
+    spec = model_access.check_model(str(bundled_model_path()), pol)
     assert spec.local
     with pytest.raises(ModelNotAllowed, match="not on this server, and downloads are turned off"):
-        deploy.check_model("someone/not-a-cached-model-xyz", pol)
-    spec = deploy.check_model("someone/not-a-cached-model-xyz", Policy(allow_custom_models=True,
+        model_access.check_model("someone/not-a-cached-model-xyz", pol)
+    spec = model_access.check_model("someone/not-a-cached-model-xyz", Policy(allow_custom_models=True,
                                                                        allow_downloads=True))
     assert spec.name == "someone/not-a-cached-model-xyz" and not spec.local  # resolved only; loading downloads
 
@@ -236,12 +239,12 @@ def test_listed_hub_names_obey_downloads_off_and_load_from_the_cache_only(hub_ca
 
     pol = Policy(models=(hub_cache, "big=someorg/not-cached-xyz"))
     with pytest.raises(ModelNotAllowed, match="'big' is not on this server, and downloads are turned off"):
-        deploy.check_model("big", pol)  # listed by the operator, but not here and no downloads: refused
-    assert deploy.check_model("big", Policy(models=pol.models, allow_downloads=True)).source == \
+        model_access.check_model("big", pol)  # listed by the operator, but not here and no downloads: refused
+    assert model_access.check_model("big", Policy(models=pol.models, allow_downloads=True)).source == \
         "someorg/not-cached-xyz"
-    spec = deploy.check_model(hub_cache, pol)
+    spec = model_access.check_model(hub_cache, pol)
     assert (spec.name, spec.source, spec.local) == (hub_cache, hub_cache, True)  # local: local_files_only
-    assert not deploy.check_model(hub_cache, Policy(models=pol.models, allow_downloads=True)).local
+    assert not model_access.check_model(hub_cache, Policy(models=pol.models, allow_downloads=True)).local
     # loads with the process not in offline mode and any connection refused: from the cache, no network
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
@@ -398,7 +401,7 @@ def test_pool_with_real_encoders_releases_the_dropped_one(tmp_path):
             (d / f.name).symlink_to(f)
         dirs.append(d)
     pol = Policy(models=(f"one={dirs[0]}", f"two={dirs[1]}"))
-    one, two = deploy.check_model("one", pol), deploy.check_model("two", pol)
+    one, two = model_access.check_model("one", pol), model_access.check_model("two", pol)
     assert (one.name, two.name) == ("mini-a", "mini-b") and not one.bundled
     pool = ModelPool(1, on_evict=release_encoder)
     first = pool.get((one.name, one.source), lambda: get_encoder(one))
@@ -470,7 +473,7 @@ def test_with_two_slots_one_ending_job_is_enough_and_the_message_says_so():
     waiter.start()
     assert told.wait(10), "the waiting job was never told where it stands"
     assert seen[-1] == (2, 0)
-    msg = deploy.wait_message(*seen[-1], queue.max_jobs)
+    msg = job_queue.wait_message(*seen[-1], queue.max_jobs)
     assert "2 job(s) running, 0 waiting before yours" in msg and "when 1 more job ends" in msg
     gates[0].set()  # one of the two running jobs ends: the waiter starts while the other still runs
     waiter.join(10)
@@ -478,8 +481,8 @@ def test_with_two_slots_one_ending_job_is_enough_and_the_message_says_so():
     gates[1].set()
     for t in runners:
         t.join(10)
-    assert "3 job(s) running, 2 waiting before yours" in deploy.wait_message(3, 2, 2)
-    assert "when 4 more jobs end" in deploy.wait_message(3, 2, 2)
+    assert "3 job(s) running, 2 waiting before yours" in job_queue.wait_message(3, 2, 2)
+    assert "when 4 more jobs end" in job_queue.wait_message(3, 2, 2)
 
 
 def test_a_job_that_fails_inside_its_slot_frees_it():
@@ -527,40 +530,41 @@ TABLE = BaselineTable(np.array([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]]), "computed")
 
 
 def test_saved_baselines_round_trip_under_safe_names(tmp_path):
-    assert deploy.saved_baseline(tmp_path, "en", "org/model") is None
-    path = deploy.save_baseline(tmp_path, "en", "org/model", TABLE, '{"pairs": 5}')
+    assert baseline_store.saved_baseline(tmp_path, "en", "org/model") is None
+    path = baseline_store.save_baseline(tmp_path, "en", "org/model", TABLE, '{"pairs": 5}')
     assert path.parent == tmp_path / "en" and path.name.startswith("org__model~")
     assert path.with_suffix(".provenance.json").read_text() == '{"pairs": 5}'
-    got = deploy.saved_baseline(tmp_path, "en", "org/model")
+    got = baseline_store.saved_baseline(tmp_path, "en", "org/model")
     np.testing.assert_array_equal(got.values, TABLE.values)
     assert got.source.startswith("saved on this server")
-    assert deploy.saved_baseline_path(tmp_path, "en", "roberta-large") == tmp_path / "en" / "roberta-large.tsv"
-    evil = deploy.saved_baseline_path(tmp_path, "../..", "../../etc/passwd")
+    assert baseline_store.saved_baseline_path(tmp_path, "en", "roberta-large") == tmp_path / "en" / "roberta-large.tsv"
+    evil = baseline_store.saved_baseline_path(tmp_path, "../..", "../../etc/passwd")
     assert evil.resolve().is_relative_to(tmp_path.resolve())
     (tmp_path / "en" / "broken.tsv").write_text("nonsense")
-    assert deploy.saved_baseline(tmp_path, "en", "broken") is None  # ignored (and logged), not a crash
+    assert baseline_store.saved_baseline(tmp_path, "en", "broken") is None  # ignored (and logged), not a crash
 
 
 @pytest.mark.parametrize("names", [("org/model", "org__model"), ("a b", "a_b"), ("x.y", ".x.y"), ("é", "_"),
                                    ("m" * 130, "m" * 131), ("A/B", "A__B~0")])
 def test_saved_baseline_names_are_one_to_one(names, tmp_path):
     first, second = names
-    assert deploy.saved_baseline_path(tmp_path, "en", first) != deploy.saved_baseline_path(tmp_path, "en", second)
+    path = baseline_store.saved_baseline_path
+    assert path(tmp_path, "en", first) != path(tmp_path, "en", second)
     other = BaselineTable(TABLE.values + 0.1, "other")
-    deploy.save_baseline(tmp_path, "en", first, TABLE)
-    deploy.save_baseline(tmp_path, "en", second, other)
-    np.testing.assert_array_equal(deploy.saved_baseline(tmp_path, "en", first).values, TABLE.values)
-    np.testing.assert_array_equal(deploy.saved_baseline(tmp_path, "en", second).values, other.values)
+    baseline_store.save_baseline(tmp_path, "en", first, TABLE)
+    baseline_store.save_baseline(tmp_path, "en", second, other)
+    np.testing.assert_array_equal(baseline_store.saved_baseline(tmp_path, "en", first).values, TABLE.values)
+    np.testing.assert_array_equal(baseline_store.saved_baseline(tmp_path, "en", second).values, other.values)
     assert all(len(p.name) < 200 for p in (tmp_path / "en").iterdir())
 
 
 def test_saving_over_a_baseline_replaces_or_removes_its_provenance(tmp_path):
-    path = deploy.save_baseline(tmp_path, "fr", "m", TABLE, '{"computed": true}')
+    path = baseline_store.save_baseline(tmp_path, "fr", "m", TABLE, '{"computed": true}')
     prov = path.with_suffix(".provenance.json")
     assert prov.read_text() == '{"computed": true}'
-    deploy.save_baseline(tmp_path, "fr", "m", BaselineTable(TABLE.values * 0.5, "uploaded"))
+    baseline_store.save_baseline(tmp_path, "fr", "m", BaselineTable(TABLE.values * 0.5, "uploaded"))
     assert not prov.exists()  # an uploaded table never sits beside the computed one's provenance
-    deploy.save_baseline(tmp_path, "fr", "m", TABLE, '{"computed": "again"}')
+    baseline_store.save_baseline(tmp_path, "fr", "m", TABLE, '{"computed": "again"}')
     assert prov.read_text() == '{"computed": "again"}'
     assert sorted(p.name for p in (tmp_path / "fr").iterdir()) == ["m.provenance.json", "m.tsv"]
 
@@ -641,7 +645,7 @@ def test_a_write_the_file_system_refuses_is_a_clear_error_and_changes_nothing(tm
 def _deploy_exec(env: dict) -> subprocess.CompletedProcess:
     show = "import os; print('CAP=' + os.environ.get('STREAMLIT_SERVER_MAX_UPLOAD_SIZE', 'unset'))"
     env = {k: v for k, v in os.environ.items() if k != "STREAMLIT_SERVER_MAX_UPLOAD_SIZE"} | env
-    return subprocess.run([sys.executable, "-m", "bertscore_viz.serving.deploy", "--exec", sys.executable, "-c", show],
+    return subprocess.run([sys.executable, "-m", "bertscore_viz", "check-deploy", "--exec", sys.executable, "-c", show],
                           capture_output=True, text=True, cwd=ROOT, timeout=120, env=env)
 
 

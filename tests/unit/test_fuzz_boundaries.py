@@ -160,7 +160,7 @@ def _model_once():
 @settings(max_examples=150, deadline=None)
 @given(st.binary(max_size=400))
 def test_any_bytes_as_a_results_file_are_a_table_or_an_engine_error(data):
-    from bertscore_viz.comparison.results_file import read_results
+    from bertscore_viz.evaluation.results_file import read_results
 
     try:
         read_results(b"PAR1" + data + b"PAR1", max_bytes=2**20, max_rows=1000)
@@ -182,7 +182,7 @@ def test_any_results_metadata_is_read_or_refused_with_an_engine_error(fields):
 
     import pyarrow.parquet as pq
 
-    from bertscore_viz.comparison import results_file
+    from bertscore_viz.evaluation import results_file
 
     info = {"format": results_file.FORMAT, "format_version": 2, "settings": {"model": "m", "layer": 4, "idf": False},
             "systems": ["A"], "n_segments": 1, "baseline": None, **fields}

@@ -10,8 +10,8 @@ import pytest
 import sacrebleu
 from scipy import stats
 
-from bertscore_viz.comparison.human_agreement import run_agreement
 from bertscore_viz.engine.scorer import Scorer
+from bertscore_viz.evaluation.human_agreement import run_agreement
 from bertscore_viz.files.human_scores import parse_human_scores
 from bertscore_viz.locations import EXAMPLES_DIR
 from bertscore_viz.rescaling.layers import read_da, tune_layers
@@ -130,7 +130,7 @@ def test_the_cli_prints_the_table_and_exits_2_on_nothing_to_correlate(tmp_path, 
 
 
 def test_another_layer_from_the_same_pass_equals_a_scorer_at_that_layer(cs_en):
-    from bertscore_viz.comparison.human_agreement import layer_scores, report_at
+    from bertscore_viz.evaluation.human_agreement import layer_scores, report_at
 
     cands, refs, human = list(cs_en.candidates[:50]), list(cs_en.references[:50]), cs_en.human[:50]
     scores = layer_scores(Scorer(), cands, refs)

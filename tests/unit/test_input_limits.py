@@ -15,10 +15,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from bertscore_viz.comparison import results_file
 from bertscore_viz.distributed.inputs import read_input
 from bertscore_viz.engine.results import Signature
 from bertscore_viz.errors import BertScoreVizError, InputError
+from bertscore_viz.evaluation import results_file
 from bertscore_viz.files import limits
 from bertscore_viz.files.upload import parse_upload
 

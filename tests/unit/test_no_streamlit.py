@@ -30,7 +30,7 @@ SCRIPT = textwrap.dedent(
 
     imported = []
     for info in pkgutil.walk_packages(bertscore_viz.__path__, "bertscore_viz."):
-        if info.name == "bertscore_viz.ui" or info.name.startswith("bertscore_viz.ui."):
+        if info.name == "bertscore_viz.app.ui" or info.name.startswith("bertscore_viz.app.ui."):
             continue
         if info.name == "bertscore_viz.__main__":  # runs the CLI; its import is checked with -m below
             continue

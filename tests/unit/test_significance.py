@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from sacrebleu import significance as sb
 
-from bertscore_viz.comparison import significance as sig
-from bertscore_viz.comparison.significance import (
+from bertscore_viz.evaluation import significance as sig
+from bertscore_viz.evaluation.significance import (
     analyse,
     bootstrap_means,
     clusters,
@@ -290,7 +290,7 @@ def test_holm_over_sixteen_systems_can_find_differences_with_the_resamples_it_ne
     """Issue 23: with 1,000 resamples the smallest p is 1/1001 and Holm over 120 pairs made it 0.120, so no pair of
     16 systems could ever differ. The resamples now follow the family (24,000 here) and the clear differences
     (uncorrected p = 0.001 at 1,000 resamples) survive the correction."""
-    from bertscore_viz.comparison.significance import resamples_for
+    from bertscore_viz.evaluation.significance import resamples_for
 
     rng = np.random.default_rng(1)
     base = rng.normal(0.6, 0.08, size=100)
@@ -315,6 +315,6 @@ def test_holm_over_sixteen_systems_can_find_differences_with_the_resamples_it_ne
     (16, 20_000, "holm", 15_000), (200, 100, "holm", 100_000),
 ])
 def test_resamples_follow_the_family_within_the_ceilings(k, n, correction, expected):
-    from bertscore_viz.comparison.significance import resamples_for
+    from bertscore_viz.evaluation.significance import resamples_for
 
     assert resamples_for(k, n, correction) == expected

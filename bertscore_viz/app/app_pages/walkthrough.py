@@ -9,15 +9,15 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from bertscore_viz.app.ui import cache as ui_cache
+from bertscore_viz.app.ui import walkthrough_view as view
+from bertscore_viz.app.ui.long_texts import long_text_switch
+from bertscore_viz.app.ui.messages import show_error
+from bertscore_viz.app.ui.settings import current_settings
+from bertscore_viz.app.ui.state import fresh
 from bertscore_viz.engine import walkthrough as wt
 from bertscore_viz.errors import BertScoreVizError
 from bertscore_viz.files.textfile import decode_text, split_lines
-from bertscore_viz.ui import cache as ui_cache
-from bertscore_viz.ui import walkthrough_view as view
-from bertscore_viz.ui.long_texts import long_text_switch
-from bertscore_viz.ui.messages import show_error
-from bertscore_viz.ui.settings import current_settings
-from bertscore_viz.ui.state import fresh
 
 
 def _batch() -> pd.DataFrame:

@@ -10,13 +10,13 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from bertscore_viz.app.ui import agreement_view as view
+from bertscore_viz.app.ui import cache as ui_cache
+from bertscore_viz.app.ui.messages import escape_markdown, show_error
+from bertscore_viz.app.ui.settings import current_settings
+from bertscore_viz.app.ui.state import fresh
 from bertscore_viz.errors import BertScoreVizError
 from bertscore_viz.files import upload
-from bertscore_viz.ui import agreement_view as view
-from bertscore_viz.ui import cache as ui_cache
-from bertscore_viz.ui.messages import escape_markdown, show_error
-from bertscore_viz.ui.settings import current_settings
-from bertscore_viz.ui.state import fresh
 
 AUTO = "(detect)"
 

@@ -13,16 +13,16 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from bertscore_viz.comparison import human_agreement as ha
+from bertscore_viz.app.ui import cache as ui_cache
+from bertscore_viz.app.ui.compare_state import compare_input
+from bertscore_viz.app.ui.messages import escape_markdown, progress_callback, show_warnings
+from bertscore_viz.evaluation import human_agreement as ha
 from bertscore_viz.figures import agreement_plots as plots
 from bertscore_viz.figures.plots import PLOTLY_CONFIG
 from bertscore_viz.files import upload
 from bertscore_viz.files.export import safe_csv, to_json
 from bertscore_viz.files.human_scores import HumanScored, find_human_column, parse_human_scores
 from bertscore_viz.locations import EXAMPLES_DIR
-from bertscore_viz.ui import cache as ui_cache
-from bertscore_viz.ui.compare_state import compare_input
-from bertscore_viz.ui.messages import escape_markdown, progress_callback, show_warnings
 
 INPUT_KEY = "agreement_input"
 #: The session's model passes and reports (bounded: one file's work at a time, a few settings of it).

@@ -27,7 +27,7 @@ document frequency of every token id, from which the app's drill-down reproduces
 corpus).
 
 The app reads these files (:func:`read_results` once per upload, :func:`results_at` per rescaling choice): systems
-ranked best first as :func:`bertscore_viz.comparison.compare.results_for` ranks them, the numbers the signature names by
+ranked best first as :func:`bertscore_viz.evaluation.compare.results_for` ranks them, the numbers the signature names by
 default.
 """
 
@@ -245,7 +245,7 @@ class LoadedResults:
 
     Attributes:
         dataset: systems' outputs, references, sources, segment ids and rows.
-        comparison: :class:`~bertscore_viz.comparison.compare.Comparison`, systems best first (rescaled when asked and
+        comparison: :class:`~bertscore_viz.evaluation.compare.Comparison`, systems best first (rescaled when asked and
             available).
         info: the file's metadata (signature, settings, baseline, input description).
         notes: what the reader should know: rescaling not available, versions differ from this installation.
@@ -360,14 +360,14 @@ def read_results(source, max_bytes: int | None = None, max_rows: int | None = No
 
 
 def results_at(table: ResultsTable, rescale: bool | None = None) -> LoadedResults:
-    """The file's numbers as a :class:`~bertscore_viz.comparison.compare.Comparison`, systems ranked best first by mean
-    F1 as :func:`bertscore_viz.comparison.compare.results_for` ranks them (ties in natural name order).
+    """The file's numbers as a :class:`~bertscore_viz.evaluation.compare.Comparison`, systems ranked best first by mean
+    F1 as :func:`bertscore_viz.evaluation.compare.results_for` ranks them (ties in natural name order).
 
     Args:
         rescale: True = rescaled numbers (when the file has them), False = raw, None = as the signature says.
     """
-    from bertscore_viz.comparison.compare import Comparison
-    from bertscore_viz.comparison.significance import rank_order
+    from bertscore_viz.evaluation.compare import Comparison
+    from bertscore_viz.evaluation.significance import rank_order
 
     info = table.info
     settings = info["settings"]

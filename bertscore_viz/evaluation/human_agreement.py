@@ -4,7 +4,7 @@ at every layer), sentence chrF and sentence BLEU, each correlated with the human
 One model pass (``Scorer.match(..., layers="all", keep="scores")``) gives every layer's P/R/F of every output;
 sacrebleu gives the sentence-level baselines (``sentence_chrf`` and ``sentence_bleu`` with their defaults, against
 all references of the output). Correlations, intervals and the lead test are
-:func:`bertscore_viz.comparison.correlation.agreement`'s. Rescaling is linear and increasing, so it changes no
+:func:`bertscore_viz.evaluation.correlation.agreement`'s. Rescaling is linear and increasing, so it changes no
 correlation: the raw scores are used whatever the rescaling setting.
 """
 
@@ -16,10 +16,10 @@ from typing import Callable
 
 import numpy as np
 
-from bertscore_viz.comparison.correlation import Agreement, agreement, correlation
-from bertscore_viz.comparison.significance import DEFAULT_SAMPLES, DEFAULT_SEED
 from bertscore_viz.engine.arguments import normalize_inputs
 from bertscore_viz.errors import InputError
+from bertscore_viz.evaluation.correlation import Agreement, agreement, correlation
+from bertscore_viz.evaluation.significance import DEFAULT_SAMPLES, DEFAULT_SEED
 
 ProgressFn = Callable[[int, int], None]
 BERTSCORE_METRICS = ("BERTScore-P", "BERTScore-R", "BERTScore-F1")

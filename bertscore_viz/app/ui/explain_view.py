@@ -18,15 +18,15 @@ from dataclasses import replace
 import numpy as np
 import streamlit as st
 
+from bertscore_viz.app.ui import cache
+from bertscore_viz.app.ui.long_texts import long_text_switch, window_caption
+from bertscore_viz.app.ui.messages import escape_markdown, show_warnings
+from bertscore_viz.app.ui.state import fresh
 from bertscore_viz.engine import explain_table
 from bertscore_viz.engine.results import MultiReferenceExplanation, PairExplanation
 from bertscore_viz.errors import BaselineError, BertScoreVizError
 from bertscore_viz.figures import plots
 from bertscore_viz.files import export
-from bertscore_viz.ui import cache
-from bertscore_viz.ui.long_texts import long_text_switch, window_caption
-from bertscore_viz.ui.messages import escape_markdown, show_warnings
-from bertscore_viz.ui.state import fresh
 
 METRICS = ("Precision", "Recall", "F1")
 #: The views of a pair, as tabs (the open one is kept in the session under ``<key>_view``).

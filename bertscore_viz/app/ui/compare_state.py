@@ -37,7 +37,7 @@ class CompareState:
         upload_id: ``file_id`` of the upload adopted last (a file is adopted once, not on every run showing it).
         table: ``(file key, table, read problems)`` of the parsed input.
         dataset: ``(file key, mapping, empty-cell rule)`` and the dataset built from it.
-        dataset_key: ``(dataset, model)`` and :func:`bertscore_viz.comparison.compare.dataset_key` of them.
+        dataset_key: ``(dataset, model)`` and :func:`bertscore_viz.evaluation.compare.dataset_key` of them.
         language: ``(dataset, model)`` and the language warning for them (or None).
         baseline_language: ``(dataset, language)`` and the warning that the text is not in the rescaling
             baseline's language (or None).

@@ -6,8 +6,8 @@ import html
 
 import numpy as np
 
-from bertscore_viz.comparison.compare import Comparison
-from bertscore_viz.comparison.significance import Significance
+from bertscore_viz.evaluation.compare import Comparison
+from bertscore_viz.evaluation.significance import Significance
 
 #: Most points a chart draws per system; more are sampled with a fixed seed.
 MAX_POINTS = 4000

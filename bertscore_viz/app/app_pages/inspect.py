@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import streamlit as st
 
+from bertscore_viz.app.ui.compare_state import dataset_references
+from bertscore_viz.app.ui.explain_view import explain_or_raw, render_explanation
+from bertscore_viz.app.ui.messages import show_error
+from bertscore_viz.app.ui.settings import current_settings
 from bertscore_viz.errors import BertScoreVizError
 from bertscore_viz.files.upload import MAX_CELL_CHARS
-from bertscore_viz.ui.compare_state import dataset_references
-from bertscore_viz.ui.explain_view import explain_or_raw, render_explanation
-from bertscore_viz.ui.messages import show_error
-from bertscore_viz.ui.settings import current_settings
 
 KEY = "inspect"
 #: name -> (candidate, [references]); the first fills the page on arrival.

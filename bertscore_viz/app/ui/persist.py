@@ -26,8 +26,8 @@ from dataclasses import dataclass, fields, is_dataclass
 import numpy as np
 import streamlit as st
 
-from bertscore_viz.ui import state
-from bertscore_viz.ui.cache import policy
+from bertscore_viz.app.ui import state
+from bertscore_viz.app.ui.cache import policy
 
 QUERY_KEY = "s"
 TOKEN_KEY = "_persist_token"

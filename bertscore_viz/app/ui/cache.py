@@ -1,4 +1,4 @@
-"""Where the app makes scorers, and so where the deployment policy (``bertscore_viz/serving/deploy.py``) applies:
+"""Where the app makes scorers, and so where the deployment policy (``bertscore_viz/serving/``) applies:
 
 - every model a browser user chooses passes :func:`resolve_model` (the allow-list; nothing outside it is looked up
   on the server's disk, and the message names no server path);
@@ -33,18 +33,18 @@ from bertscore_viz.engine.results import Signature
 from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.errors import BertScoreVizError, ModelError
 from bertscore_viz.models.spec import ModelSpec
-from bertscore_viz.serving import deploy
+from bertscore_viz.serving import baseline_store, config, job_queue, model_access, model_pool
 
 log = logging.getLogger("bertscore_viz.app")
-policy = deploy.policy
+policy = config.policy
 #: The embedding cache's bound in the app unless ``BERTSCORE_VIZ_CACHE_MB`` sets one: a server's memory is shared by
 #: its users, and the cache serves a small working set there (Inspect pairs and drill-downs: every layer of a few
 #: texts), not a corpus (Compare keeps each pair's scores, not vectors; a pass embeds each reference once anyway).
 APP_CACHE_BYTES = 128 * 2**20
 if not os.environ.get("BERTSCORE_VIZ_CACHE_MB"):
     CACHE.max_bytes = min(CACHE.max_bytes, APP_CACHE_BYTES)
-_POOL = deploy.ModelPool(policy().max_models, on_evict=release_encoder)
-_JOBS = deploy.JobQueue(policy().max_jobs)
+_POOL = model_pool.ModelPool(policy().max_models, on_evict=release_encoder)
+_JOBS = job_queue.JobQueue(policy().max_jobs)
 
 
 # --- models -------------------------------------------------------------------------------------------------------
@@ -55,12 +55,12 @@ def resolve_model(model: str | None) -> ModelSpec:
         ModelNotAllowed: the model is not offered here (a clear message, no server path).
         ModelError: an allowed model that cannot be used (the message names only what the user chose).
     """
-    return deploy.check_model(model, policy())
+    return model_access.check_model(model, policy())
 
 
 def offered_models() -> list[str]:
     """Names of the models this server offers (for a model picker)."""
-    return list(deploy.offered_models(policy()))
+    return list(model_access.offered_models(policy()))
 
 
 def _encoder(spec: ModelSpec, label: str | None = None):
@@ -101,7 +101,7 @@ def job_slot():
     box = st.empty()
 
     def waiting(running: int, before: int) -> None:
-        box.info(deploy.wait_message(running, before, _JOBS.max_jobs), icon=":material/hourglass_top:")
+        box.info(job_queue.wait_message(running, before, _JOBS.max_jobs), icon=":material/hourglass_top:")
 
     try:
         with _JOBS.slot(waiting):
@@ -147,7 +147,7 @@ def example_f1(settings, candidates: list[str], references: list[str]):
     if hit is None:
         progress = None
         try:
-            from bertscore_viz.ui.messages import progress_callback
+            from bertscore_viz.app.ui.messages import progress_callback
 
             progress = progress_callback("Scoring the example pairs")
             hit = scorer(settings, rescale=False).score(candidates, references, progress=progress).raw_f1
@@ -289,7 +289,7 @@ def custom_baseline(settings) -> BaselineTable | None:
     name = resolve_model(settings.model).name
     table = st.session_state.get("custom_baselines", {}).get((settings.lang, name))
     if table is None and policy().baseline_dir:
-        table = deploy.saved_baseline(policy().baseline_dir, settings.lang, name)
+        table = baseline_store.saved_baseline(policy().baseline_dir, settings.lang, name)
     return table
 
 
@@ -323,7 +323,7 @@ def keep_baseline(lang: str, model: str, table: BaselineTable, provenance_json: 
                "every user) use it for this model and language; the signature marks it as custom.")
     if st.button("Save for later sessions", key=key, icon=":material/save:"):
         try:
-            deploy.save_baseline(directory, lang, model, table,
+            baseline_store.save_baseline(directory, lang, model, table,
                                  provenance_json or _upload_provenance(lang, model, table))
         except (OSError, BertScoreVizError) as exc:
             log.error("saving a baseline failed: %s", exc)

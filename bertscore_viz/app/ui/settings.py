@@ -11,14 +11,14 @@ from dataclasses import dataclass, replace
 
 import streamlit as st
 
+from bertscore_viz.app.ui import cache, persist
+from bertscore_viz.app.ui.cache import resolve_model  # the deployment's allow-list applies to every model chosen here
+from bertscore_viz.app.ui.long_texts import LONG_TEXTS_KEY
+from bertscore_viz.app.ui.messages import escape_markdown, show_error
+from bertscore_viz.app.ui.state import fresh
 from bertscore_viz.errors import BertScoreVizError
 from bertscore_viz.models.catalog import availability, catalog, get_entry
 from bertscore_viz.models.spec import BUNDLED_MODEL_NAME
-from bertscore_viz.ui import cache, persist
-from bertscore_viz.ui.cache import resolve_model  # the deployment's allow-list applies to every model chosen here
-from bertscore_viz.ui.long_texts import LONG_TEXTS_KEY
-from bertscore_viz.ui.messages import escape_markdown, show_error
-from bertscore_viz.ui.state import fresh
 
 log = logging.getLogger("bertscore_viz.app")
 
@@ -65,7 +65,7 @@ def _languages(model: str, rescale: bool) -> list[str]:
     custom = [lang for (lang, m) in st.session_state.get("custom_baselines", {}) if m == model]
     directory = cache.policy().baseline_dir
     if directory:  # baselines saved on this server by earlier sessions
-        from bertscore_viz.serving.deploy import saved_baseline_path
+        from bertscore_viz.serving.baseline_store import saved_baseline_path
 
         custom += [lang for lang in LANGS if saved_baseline_path(directory, lang, model).is_file()]
     langs = list(dict.fromkeys(languages_with_baseline(model) + custom))

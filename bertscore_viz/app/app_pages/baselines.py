@@ -14,6 +14,11 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from bertscore_viz.app.ui import cache as ui_cache
+from bertscore_viz.app.ui.compare_state import dataset_raw_f1
+from bertscore_viz.app.ui.messages import escape_markdown, show_error
+from bertscore_viz.app.ui.settings import current_settings
+from bertscore_viz.app.ui.state import fresh
 from bertscore_viz.engine.baseline import (
     BaselineTable,
     display_path,
@@ -25,11 +30,6 @@ from bertscore_viz.errors import BaselineError, BertScoreVizError
 from bertscore_viz.models.spec import BUNDLED_DEFAULT_LAYER, BUNDLED_MODEL_NAME
 from bertscore_viz.rescaling import baseline_compute as bc
 from bertscore_viz.rescaling import layers as layer_tuning
-from bertscore_viz.ui import cache as ui_cache
-from bertscore_viz.ui.compare_state import dataset_raw_f1
-from bertscore_viz.ui.messages import escape_markdown, show_error
-from bertscore_viz.ui.settings import current_settings
-from bertscore_viz.ui.state import fresh
 
 CORPUS_KEY = "baseline_corpus_input"
 FILE_KEY = "baseline_file_input"

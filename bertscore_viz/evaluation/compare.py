@@ -17,16 +17,16 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from bertscore_viz.comparison.significance import (
+from bertscore_viz.engine.results import ScoreResult
+from bertscore_viz.engine.scorer import MatchStats, Scorer
+from bertscore_viz.errors import BaselineError
+from bertscore_viz.evaluation.significance import (
     DEFAULT_SEED,
     Significance,
     analyse,
     describe,
     rank_order,
 )
-from bertscore_viz.engine.results import ScoreResult
-from bertscore_viz.engine.scorer import MatchStats, Scorer
-from bertscore_viz.errors import BaselineError
 from bertscore_viz.files.upload import Dataset
 
 METRICS = ("P", "R", "F1")
@@ -195,9 +195,9 @@ def significance(comparison: Comparison, baseline: str | None = None, metric: st
     """Bootstrap intervals, paired tests and WMT-style clusters of the systems on one metric.
 
     ``baseline`` defaults to the top-ranked system; ``correction="holm"`` adjusts the p values for the number
-    of comparisons (see :func:`bertscore_viz.comparison.significance.analyse`). ``n_samples``: default
+    of comparisons (see :func:`bertscore_viz.evaluation.significance.analyse`). ``n_samples``: default
     sacrebleu's 1,000 without correction, and under Holm as many as the number of systems needs
-    (:func:`~bertscore_viz.comparison.significance.resamples_for`).
+    (:func:`~bertscore_viz.evaluation.significance.resamples_for`).
 
     Undefined segment scores (NaN precision or recall under degenerate idf, listed in the warnings) count as 0
     here, as bert-score does for F1, so that one such segment cannot make every p value meaningless.

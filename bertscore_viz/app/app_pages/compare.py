@@ -18,19 +18,19 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from bertscore_viz.comparison import compare, results_file
-from bertscore_viz.comparison.significance import format_p, resamples_for
+from bertscore_viz.app.ui import cache as ui_cache
+from bertscore_viz.app.ui import compare_view
+from bertscore_viz.app.ui.compare_state import compare_input, compare_state, forget_input, set_input
+from bertscore_viz.app.ui.long_texts import long_text_switch
+from bertscore_viz.app.ui.messages import escape_markdown, progress_callback, show_error
+from bertscore_viz.app.ui.settings import current_settings
+from bertscore_viz.app.ui.state import fresh
 from bertscore_viz.errors import BertScoreVizError
+from bertscore_viz.evaluation import compare, results_file
+from bertscore_viz.evaluation.significance import format_p, resamples_for
 from bertscore_viz.files import upload
 from bertscore_viz.files.export import safe_csv, to_json
 from bertscore_viz.locations import EXAMPLES_DIR
-from bertscore_viz.ui import cache as ui_cache
-from bertscore_viz.ui import compare_view
-from bertscore_viz.ui.compare_state import compare_input, compare_state, forget_input, set_input
-from bertscore_viz.ui.long_texts import long_text_switch
-from bertscore_viz.ui.messages import escape_markdown, progress_callback, show_error
-from bertscore_viz.ui.settings import current_settings
-from bertscore_viz.ui.state import fresh
 
 EXAMPLE = EXAMPLES_DIR / "systems_example.csv"
 NONE = "(none)"
@@ -499,7 +499,7 @@ def _drilldown_tab(ds, comparison, settings, systems: list[str], fkey: str, expl
         st.markdown(escape_markdown(
             f"On this segment: {a} − {b} = F1 {diff[i]:+.4f} (P {ra.precision[i] - rb.precision[i]:+.4f}, "
             f"R {ra.recall[i] - rb.recall[i]:+.4f})"))
-    from bertscore_viz.ui.explain_view import explain_pair, render_explanation
+    from bertscore_viz.app.ui.explain_view import explain_pair, render_explanation
 
     if settings.rescale and not comparison.rescaled:
         settings = replace(settings, rescale=False)  # no baseline: raw numbers, as in the tables above

@@ -11,12 +11,12 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from bertscore_viz.app.ui.compare_state import compare_state
+from bertscore_viz.app.ui.long_texts import window_caption
 from bertscore_viz.engine import tensor_ops
 from bertscore_viz.engine import walkthrough as wt
 from bertscore_viz.figures.cells import window_lines
 from bertscore_viz.figures.plots import PLOTLY_CONFIG
-from bertscore_viz.ui.compare_state import compare_state
-from bertscore_viz.ui.long_texts import window_caption
 
 #: Most rows and columns of the similarity matrix in view at once (a long pair pans).
 MAX_CELLS = 40

@@ -9,7 +9,7 @@ Definitions (scipy's, so that a number here equals ``scipy.stats`` on the same a
   the mean of its segments' metric scores, its human score the mean of its segments' human scores; Pearson and
   Kendall over the systems (WMT's system-level setting; Spearman is not reported with few points).
 * **Bootstrap 95% intervals**: segments are resampled with replacement, ``numpy.random.default_rng(seed)``
-  ``.choice(n, size=(n_samples, n))``, as :mod:`bertscore_viz.comparison.significance` and sacrebleu draw them
+  ``.choice(n, size=(n_samples, n))``, as :mod:`bertscore_viz.evaluation.significance` and sacrebleu draw them
   (default 1,000 resamples, seed 12345, so that a run is reproducible); the interval is the 2.5th and 97.5th
   percentile of the resampled statistic. At system level the same resampled segments are averaged per system.
   Every metric sees the same resamples (paired).
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bertscore_viz.comparison.significance import DEFAULT_SAMPLES, DEFAULT_SEED
+from bertscore_viz.evaluation.significance import DEFAULT_SAMPLES, DEFAULT_SEED
 
 STATISTICS = ("pearson", "spearman", "kendall")
 SYSTEM_STATISTICS = ("pearson", "kendall")

@@ -13,6 +13,7 @@ from typing import Iterable
 import streamlit as st
 
 from bertscore_viz.errors import BertScoreVizError
+from bertscore_viz.locations import PACKAGE_DIR
 
 _MD_SPECIAL = set("\\`*_{}[]()<>#+-.!|$~:")
 
@@ -21,7 +22,7 @@ _MD_SPECIAL = set("\\`*_{}[]()<>#+-.!|$~:")
 def _server_roots() -> tuple[str, ...]:
     """The server's directories a message must not reveal, longest first: the app's repository, the Python
     environment, the user's home (a message keeps what lies below them, e.g. ``baselines/en/x.tsv``)."""
-    roots = {str(Path(__file__).resolve().parents[2]), sys.prefix, os.path.realpath(sys.prefix),
+    roots = {str(PACKAGE_DIR.parent), sys.prefix, os.path.realpath(sys.prefix),
              str(Path.home())}
     return tuple(sorted((r.rstrip(os.sep) for r in roots if len(r) > 1), key=len, reverse=True))
 
