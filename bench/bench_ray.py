@@ -41,6 +41,8 @@ from pathlib import Path
 
 from common import NEWSTEST, ROOT  # noqa: E402 (sets the import path and offline mode first)
 
+from bertscore_viz.distributed.options import ScoreOptions  # noqa: E402 (no Ray, no torch: a light module)
+
 
 def make_pairs(n: int) -> tuple[list[str], list[str]]:
     from bertscore_viz.rescaling import baseline_compute as bc
@@ -62,9 +64,9 @@ def write_parquet(path: Path, cands: list[str], refs: list[str]) -> Path:
 
 def _rss_mb() -> float:
     """This process's peak RSS, MB (the engine's measure: VmHWM on Linux, not inherited from the parent)."""
-    from bertscore_viz.distributed.pool import _peak_rss_mb
+    from bertscore_viz.distributed.pool import peak_rss_mb
 
-    return _peak_rss_mb()
+    return peak_rss_mb()
 
 
 def memory_run(src: Path, out: Path, address: str, pairs: int, block_segments: int, cpus: int) -> int:
@@ -77,8 +79,8 @@ def memory_run(src: Path, out: Path, address: str, pairs: int, block_segments: i
 
     before = _rss_mb()
     t = time.perf_counter()
-    run = distributed.score_files(src, out, workers=2, cpus_per_worker=max(1, cpus // 2),
-                                  block_segments=block_segments)
+    run = distributed.score_files(src, out, ScoreOptions(workers=2, cpus_per_worker=max(1, cpus // 2),
+                                                         block_segments=block_segments))
     peak = _rss_mb()
     print(f"{pairs:,} pairs, 2 workers: {time.perf_counter() - t:.0f} s")
     print(f"peak RSS per worker: {run.worker_peak_rss_mb:,.0f} MB (embedding cache bound "
@@ -139,8 +141,8 @@ def main() -> int:
                 scorer.score(cands, refs)
             else:
                 w = int(who[-1])
-                run = distributed.score_files(src, out, workers=w, cpus_per_worker=max(1, cpus // w),
-                                              block_segments=args.block_segments)
+                run = distributed.score_files(src, out, ScoreOptions(
+                    workers=w, cpus_per_worker=max(1, cpus // w), block_segments=args.block_segments))
                 startup[who].append(run.startup_seconds)
                 steady[who].append(run.seconds - run.startup_seconds)
             times[who].append(time.perf_counter() - t)
@@ -164,7 +166,7 @@ def main() -> int:
     many = max(1, n_small // 40)
     for segs in (n_small, many, n_small, many):
         out = tmp / f"blocks-{segs}"
-        run = distributed.score_files(small, out, workers=1, cpus_per_worker=cpus, block_segments=segs)
+        run = distributed.score_files(small, out, ScoreOptions(workers=1, cpus_per_worker=cpus, block_segments=segs))
         per.setdefault(segs, []).append(run.seconds - run.startup_seconds)
         shutil.rmtree(out, ignore_errors=True)
     one, split = statistics.median(per[n_small]), statistics.median(per[many])

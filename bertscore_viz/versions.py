@@ -13,3 +13,7 @@ def package_version(name: str) -> str:
         importlib.metadata.PackageNotFoundError: ``name`` is not installed.
     """
     return version(name).split("+")[0]
+
+
+#: This package's version (as pyproject.toml's); ``bertscore_viz.__version__``.
+__version__ = "0.1.0"

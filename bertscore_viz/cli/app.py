@@ -1,9 +1,8 @@
 """``bertscore-viz app [STREAMLIT OPTIONS]``: the app from an installed package, the same as ``streamlit run app.py``
-in a clone; and ``bertscore-viz check-deploy [--exec CMD ...]``, the deployment check."""
+in a clone (needs bertscore-viz[app])."""
 
 from __future__ import annotations
 
-import argparse
 import io
 import os
 import sys
@@ -11,9 +10,8 @@ import sys
 from bertscore_viz.extras import require
 from bertscore_viz.locations import PACKAGE_DIR
 from bertscore_viz.serving.check import check
-from bertscore_viz.serving.check import main as check_main
 
-__all__ = ["APP_SCRIPT", "add_parsers", "app_command"]
+__all__ = ["APP_SCRIPT", "DEFAULT_OPTIONS", "app_command", "run"]
 
 #: The script Streamlit runs (the repository's ``app.py`` calls the same code).
 APP_SCRIPT = PACKAGE_DIR / "app" / "main.py"
@@ -24,20 +22,6 @@ DEFAULT_OPTIONS = {
     "browser.gatherUsageStats": "false",
     "client.toolbarMode": "minimal",
 }
-
-
-def add_parsers(sub) -> None:
-    p = sub.add_parser("app", help="start the app (needs bertscore-viz[app]); Streamlit's options pass through",
-                       description="Start the app, as `streamlit run app.py` does in a clone. Any Streamlit option "
-                                   "passes through: bertscore-viz app --server.port 8502 --server.headless true")
-    p.set_defaults(func=run_app, passthrough=True)
-    p = sub.add_parser("check-deploy", help="check a server's deployment settings (docs/DEPLOY.md)",
-                       description="Print the effective deployment settings; exit 2 naming a setting that cannot "
-                                   "be used. With --exec CMD ..., run CMD after a successful check (the Docker "
-                                   "image's entry point).")
-    p.add_argument("--exec", dest="exec_command", nargs=argparse.REMAINDER, default=[],
-                   help="the command to run after a successful check")
-    p.set_defaults(func=run_check_deploy)
 
 
 def app_command(options: list[str], env: dict[str, str] | None = None) -> list[str]:
@@ -57,16 +41,12 @@ def _env_name(name: str) -> str:
     return "STREAMLIT_" + out.upper()
 
 
-def run_app(args) -> int:
+def run(args) -> int:
+    """Check the extra and the deployment settings (as the image does), then become the Streamlit server."""
     require("The app", "app")
-    quiet = io.StringIO()
-    code = check(out=quiet)
+    code = check(out=io.StringIO())  # the settings are printed by `check-deploy`; here only errors are said
     if code:
         return code
     command = app_command(list(args.passthrough_args))
     os.execv(command[0], command)
     return 0  # pragma: no cover - execv does not return
-
-
-def run_check_deploy(args) -> int:
-    return check_main(list(args.exec_command))

@@ -13,37 +13,18 @@ import json
 import sys
 from pathlib import Path
 
-from bertscore_viz.engine.windows import LONG_TEXT_MODES
+from bertscore_viz.cli.parser import EXAMPLES
+from bertscore_viz.cli.progress import progress_bar
+from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.errors import InputError
+from bertscore_viz.evaluation.human_agreement import run_agreement
+from bertscore_viz.files.human_scores import parse_human_scores
 from bertscore_viz.locations import EXAMPLES_DIR
 
-#: Built-in examples: ``--example NAME``.
-EXAMPLES = {"wmt16": "wmt16_da_to_english.csv"}
-
-
-def add_parser(sub) -> None:
-    p = sub.add_parser("correlate", help="correlation of BERTScore (every layer), chrF and BLEU with human scores")
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--input", help="CSV/TSV/JSONL: candidate, reference(s), human [, system, segment_id, group]")
-    src.add_argument("--example", choices=sorted(EXAMPLES), help="a built-in data set (wmt16: WMT16 DA to English)")
-    p.add_argument("--human", default=None, help="the human-score column (default: human, score, da, z, rating)")
-    p.add_argument("-m", "--model", default=None, help="model: bundled default, local directory or hub name")
-    p.add_argument("-l", "--layer", type=int, default=None, help="the layer of the BERTScore rows (default: tuned)")
-    p.add_argument("--lang", default="en", help="language (kept for the signature; rescaling changes no correlation)")
-    p.add_argument("--idf", action="store_true", help="weight tokens by idf from the references")
-    p.add_argument("--long_texts", "--long-texts", default="truncate", choices=LONG_TEXT_MODES,
-                   help="texts past the model's maximum: truncate (default, bert-score's) or window (scored whole)")
-    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
-    p.add_argument("--seed", type=int, default=12345, help="bootstrap seed (default 12345)")
-    p.add_argument("--no-sentence-metrics", action="store_true", help="skip sentence chrF and BLEU")
-    p.add_argument("-b", "--batch_size", type=int, default=64)
-    p.add_argument("--device", default=None)
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.set_defaults(func=run_correlate_cli)
+__all__ = ["run", "read_input", "format_report"]
 
 
 def read_input(args):
-    from bertscore_viz.files.human_scores import parse_human_scores
 
     if args.example:
         path = EXAMPLES_DIR / EXAMPLES[args.example]
@@ -60,11 +41,8 @@ def read_input(args):
     return parse_human_scores(data, path.name, human_column=args.human), path
 
 
-def run_correlate_cli(args) -> int:
-    from bertscore_viz.cli.progress import progress_bar
-    from bertscore_viz.engine.scorer import Scorer
-    from bertscore_viz.evaluation.human_agreement import run_agreement
-
+def run(args) -> int:
+    """``bertscore-viz correlate --input FILE | --example wmt16 [flags]``."""
     if args.resamples < 0:
         raise InputError(f"--resamples must be 0 or more, got {args.resamples}.")
     rated, path = read_input(args)

@@ -9,6 +9,9 @@ from pathlib import Path
 from typing import Sequence
 from urllib.parse import unquote
 
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
 from bertscore_viz.errors import InputError
 from bertscore_viz.files import upload
 
@@ -34,7 +37,6 @@ class InputFile:
 
 
 def _filesystem(path: str):
-    import pyarrow.fs as pafs
 
     if "://" in path:
         try:
@@ -61,7 +63,6 @@ def list_input_files(paths: str | Sequence[str]) -> list[InputFile]:
     Raises:
         InputError: a path that does not exist, a directory without such files, an unknown extension.
     """
-    import pyarrow.fs as pafs
 
     if isinstance(paths, (str, Path)):
         paths = [paths]
@@ -109,7 +110,6 @@ def _cell(v):
 def _read_parquet(fs, path: str) -> tuple[upload.Table | None, list[upload.Problem]]:
     """A Parquet file as a :class:`~bertscore_viz.files.upload.Table`, converted a batch of rows at a time (the whole
     file is never held as Arrow columns and Python lists at once). A file with no rows gives a table with no rows."""
-    import pyarrow.parquet as pq
 
     rows: list[tuple] = []
     try:

@@ -45,39 +45,59 @@ import math
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import transformers
 
 from bertscore_viz.distributed.inputs import read_input
-from bertscore_viz.distributed.pool import (
+from bertscore_viz.distributed.options import (
     DEFAULT_WORKER_CACHE_MB,
-    IN_FLIGHT_PER_WORKER,
-    Resources,
-    WorkerError,
-    _guarded,
-    _peak_rss_mb,
-    _Pool,
-    _ray,
-    _stream,
-    _Tasks,
-    connect,
-    plan_resources,
+    IDF_FILE,
+    JOB_FILE,
+    PARTS_DIR,
+    PROBLEMS_FILE,
+    SCORES_FILE,
+    ScoreOptions,
 )
-from bertscore_viz.distributed.workers import _BaselineBlock, _BlockScorer, document_frequencies
+from bertscore_viz.distributed.pool import (
+    IN_FLIGHT_PER_WORKER,
+    ActorPool,
+    Resources,
+    TaskPool,
+    WorkerError,
+    connect,
+    guarded,
+    import_ray,
+    peak_rss_mb,
+    plan_resources,
+    stream,
+)
+from bertscore_viz.distributed.workers import (
+    BaselineBlock,
+    BlockScorer,
+    document_frequencies,
+)
+from bertscore_viz.engine.baseline import find_baseline
+from bertscore_viz.engine.idf import idf_from_counts
+from bertscore_viz.engine.matching import rescaled as rescale_fn
 from bertscore_viz.engine.scorer import Scorer
-from bertscore_viz.errors import BaselineError, BertScoreVizError, InputError, ModelError
+from bertscore_viz.errors import (
+    BaselineError,
+    BertScoreVizError,
+    InputError,
+    ModelError,
+)
+from bertscore_viz.evaluation import results_file
 from bertscore_viz.files import upload
+from bertscore_viz.files.fileio import atomic_write_text, atomic_write_via
+from bertscore_viz.models.catalog import model_source_record
 
 ProgressFn = Callable[[int, int], None]
-#: Segments per block (all systems of a segment go to the same block).
-DEFAULT_BLOCK_SEGMENTS = 1000
-SCORES_FILE = "scores.parquet"
-PARTS_DIR = "parts"
-JOB_FILE = "_job.json"
-IDF_FILE = "_idf.json"
-PROBLEMS_FILE = "problems.json"
 
 
 # --- scoring ------------------------------------------------------------------------------------------------------
@@ -111,7 +131,6 @@ class ScoreRun:
 
 def _check_layer(scorer: Scorer) -> None:
     """The layer exists in the model, checked from its configuration (no weights loaded)."""
-    import transformers
 
     spec = scorer.spec
     try:
@@ -154,18 +173,12 @@ def _fingerprint(ds: upload.Dataset, settings: dict, block_segments: int) -> str
 
 def _write_parquet(table, path: Path) -> None:
     """A Parquet file written atomically (a full disk is a message; the earlier file stays)."""
-    import pyarrow.parquet as pq
-
-    from bertscore_viz.files.fileio import atomic_write_via
 
     atomic_write_via(path, lambda tmp: pq.write_table(table, tmp))
 
 
 def _part_done(path: Path, expected_rows: int, job: str) -> bool:
     """The part exists, is readable, has the block's rows and was written by this job (its metadata says so)."""
-    import pyarrow.parquet as pq
-
-    from bertscore_viz.evaluation import results_file
 
     try:
         if not path.is_file():
@@ -179,10 +192,6 @@ def _part_done(path: Path, expected_rows: int, job: str) -> bool:
 
 def _block_table(ds: upload.Dataset, names: list[str], a: int, b: int, raw: np.ndarray, best: np.ndarray,
                  notes: list[str], baseline: np.ndarray | None, rescale: bool, meta: dict):
-    import pyarrow as pa
-
-    from bertscore_viz.engine.matching import rescaled as rescale_fn
-    from bertscore_viz.evaluation import results_file
 
     n_sys = len(names)
     seg = np.repeat(np.arange(a, b, dtype=np.int64), n_sys)
@@ -211,7 +220,6 @@ def _block_table(ds: upload.Dataset, names: list[str], a: int, b: int, raw: np.n
 
 def _baseline_file(scorer: Scorer, lang: str, baseline_path: str | None) -> str | None:
     """The name (not the path) of the baseline file the rescaled columns come from."""
-    from bertscore_viz.engine.baseline import find_baseline
 
     try:
         return Path(find_baseline(scorer.spec.name, lang, baseline_path).source).name
@@ -231,22 +239,42 @@ def _load_idf(out: Path, job: str) -> tuple[dict, int] | None:
 
 
 def _save_idf(out: Path, job: str, counts: dict, documents: int) -> None:
-    from bertscore_viz.files.fileio import atomic_write_text
 
     ids = sorted(counts)
     atomic_write_text(out / IDF_FILE, json.dumps({"job": job, "num_documents": documents, "ids": ids,
                                                   "counts": [counts[i] for i in ids]}, separators=(",", ":")))
 
 
-def score_files(inputs: str | Sequence[str], output: str | Path, *, model: str | None = None,
-                layer: int | None = None, idf: bool = False, rescale_with_baseline: bool = False, lang: str = "en",
-                baseline_path: str | None = None, batch_size: int = 64, device: str | None = None,
-                precision: str = "fp32", long_texts: str = "truncate", mapping: upload.ColumnMapping | None = None,
-                empty: str = upload.EMPTY_SCORE, address: str | None = None, workers: int | None = None,
-                cpus_per_worker: int | None = None, block_segments: int = DEFAULT_BLOCK_SEGMENTS,
-                worker_cache_mb: float | None = DEFAULT_WORKER_CACHE_MB, overwrite: bool = False,
-                progress: ProgressFn | None = None, log: Callable[[str], None] | None = None,
-                fail_once: str | None = None) -> ScoreRun:
+@dataclass
+class _Job:
+    """A validated job, before any worker starts: its input, scorer, baseline, settings and output files."""
+
+    ds: upload.Dataset
+    scorer: Scorer
+    options: ScoreOptions
+    baseline: np.ndarray | None
+    names: list[str]
+    bounds: list[tuple[int, int]]
+    fingerprint: str
+    out: Path
+    meta: dict
+    extra: dict
+
+    @property
+    def parts(self) -> Path:
+        return self.out / PARTS_DIR
+
+    def part(self, k: int) -> Path:
+        return self.parts / f"part-{k:06d}.parquet"
+
+    def todo(self) -> list[int]:
+        """The blocks without a finished part of this job."""
+        return [k for k, (a, b) in enumerate(self.bounds)
+                if not _part_done(self.part(k), (b - a) * len(self.names), self.fingerprint)]
+
+
+def score_files(inputs: str | Sequence[str], output: str | Path, options: ScoreOptions = ScoreOptions(), *,
+                progress: ProgressFn | None = None, log: Callable[[str], None] | None = None) -> ScoreRun:
     """Score input files on Ray into ``output/scores.parquet``; see the module docstring for the steps.
 
     Args:
@@ -254,18 +282,8 @@ def score_files(inputs: str | Sequence[str], output: str | Path, *, model: str |
             candidate/reference columns).
         output: a directory; holds ``parts/``, ``scores.parquet``, ``_job.json``, ``_idf.json`` (with idf) and
             ``problems.json``.
-        model, layer, idf, rescale_with_baseline, lang, baseline_path, batch_size, device, precision, long_texts:
-            as :class:`~bertscore_viz.engine.scorer.Scorer` (idf over all references of the input; in window mode
-            it counts every token of a long reference).
-        mapping, empty: column roles (None = detected) and the empty-cell policy of the Compare page.
-        address: None/``local`` (a new local Ray instance), ``auto``, ``HOST:PORT`` or ``ray://host:10001``.
-        workers, cpus_per_worker: actor pool (default one per GPU, else one per CPU).
-        block_segments: segments per block (all systems of each segment).
-        worker_cache_mb: each worker's embedding cache bound.
-        overwrite: replace the results of a different job found in ``output`` (else an error).
+        options: the scoring settings, how the input is read and where the job runs (:class:`ScoreOptions`).
         progress: ``progress(pairs done, pairs total)``; log: one-line status messages.
-        fail_once: testing only: a file holding a block id (``N``: the worker reaching it dies; ``raise:N``: the
-            call raises), once.
 
     Raises:
         RayNotInstalled, InputError, ModelError, BaselineError: before anything is written or any worker starts.
@@ -273,13 +291,41 @@ def score_files(inputs: str | Sequence[str], output: str | Path, *, model: str |
     """
     t_start = time.perf_counter()
     say = log or (lambda _m: None)
-    if block_segments < 1:
-        raise InputError(f"The block size must be at least 1 segment, got {block_segments}.")
-    _ray()  # installed? (said before anything is read or written)
-    ds = read_input(inputs, mapping, empty)
-    scorer = Scorer(model=model, layer=layer, idf=idf, rescale_with_baseline=rescale_with_baseline, lang=lang,
-                    baseline_path=baseline_path, batch_size=batch_size, device=device, precision=precision,
-                    long_texts=long_texts)
+    job = _prepare(inputs, output, options)
+    todo = job.todo()
+    total_pairs = job.ds.n_segments * len(job.names)
+    done_pairs = total_pairs - sum((job.bounds[k][1] - job.bounds[k][0]) * len(job.names) for k in todo)
+    if progress:
+        progress(done_pairs, total_pairs)
+    run = ScoreRun(job.out, job.out / SCORES_FILE, total_pairs, len(job.bounds), len(todo), str(job.scorer.signature),
+                   list(job.ds.problems))
+    frequencies = _load_idf(job.out, job.fingerprint) if job.scorer.idf else None
+    if todo or (job.scorer.idf and frequencies is None):
+        if done_pairs:
+            say(f"resuming: {len(job.bounds) - len(todo)} of {len(job.bounds)} blocks already done in {job.parts}")
+        frequencies = _run_on_ray(job, todo, frequencies, run, say, progress, (done_pairs, total_pairs), t_start)
+    missing = job.todo()
+    if missing:
+        raise WorkerError(f"{len(missing)} block(s) have no results after the run (first: {missing[0]}). Run the same "
+                          "command again: finished blocks are kept.")
+    meta = job.meta
+    if job.scorer.idf:
+        meta = results_file.metadata(job.scorer.signature, job.baseline, job.names, job.ds.n_segments, job.extra,
+                                     document_frequencies=frequencies)
+    _merge(job.parts, len(job.bounds), job.out / SCORES_FILE, meta)
+    run.seconds = time.perf_counter() - t_start
+    run.driver_peak_rss_mb = peak_rss_mb()
+    return run
+
+
+def _prepare(inputs, output, options: ScoreOptions) -> _Job:
+    """Step 1 (driver, before any worker starts): Ray installed, the input read and checked, the scorer, the layer
+    and the baseline checked, the job's id, and the output directory made ready (job file, problems list)."""
+    if options.block_segments < 1:
+        raise InputError(f"The block size must be at least 1 segment, got {options.block_segments}.")
+    import_ray()  # installed? (said before anything is read or written)
+    ds = read_input(inputs, options.mapping, options.empty)
+    scorer = Scorer(**options.scorer_kwargs())
     _check_layer(scorer)
     baseline = scorer.baseline
     if baseline is None:
@@ -287,21 +333,44 @@ def score_files(inputs: str | Sequence[str], output: str | Path, *, model: str |
             baseline = scorer.baseline_for(scorer.layer)  # rescaled columns too when a baseline exists
         except BaselineError:
             baseline = None
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        torch_version = version("torch")  # not `import torch`: the driver loads no model and needs no torch
-    except PackageNotFoundError:
-        torch_version = ""
-    names = list(ds.systems)
-    n = ds.n_segments
-    n_blocks = math.ceil(n / block_segments)
-    sig = scorer.signature
+    names, n = list(ds.systems), ds.n_segments
     settings = {"model": scorer.spec.name, "source": scorer.spec.source, "layer": scorer.layer, "idf": scorer.idf,
-                "rescale": scorer.rescale_with_baseline, "lang": lang, "signature": str(sig),
-                "torch": torch_version, "baseline": None if baseline is None else baseline.tolist(),
-                "precision": precision, "long_texts": long_texts}
-    fingerprint = _fingerprint(ds, settings, block_segments)
+                "rescale": scorer.rescale_with_baseline, "lang": options.lang, "signature": str(scorer.signature),
+                "torch": _torch_version(), "baseline": None if baseline is None else baseline.tolist(),
+                "precision": options.precision, "long_texts": options.long_texts}
+    fingerprint = _fingerprint(ds, settings, options.block_segments)
+    out = _output_dir(output, fingerprint, options.overwrite)
+    given = [inputs] if isinstance(inputs, (str, Path)) else list(inputs)
+    # the results file travels (the app reads it on other machines): no path of this machine in it;
+    # model_path (a local directory only) lets the app on the same machine reopen the model for the drill-down
+    extra = {"job": fingerprint, "model_source": model_source_record(scorer.spec),
+             "model_path": scorer.spec.source if scorer.spec.local else None, "input": [str(p) for p in given],
+             "lang": options.lang, "block_segments": options.block_segments,
+             "baseline_file": (_baseline_file(scorer, options.lang, options.baseline_path)
+                               if baseline is not None else None)}
+    meta = results_file.metadata(scorer.signature, baseline, names, n, extra)
+    n_blocks = math.ceil(n / options.block_segments)
+    atomic_write_text(out / JOB_FILE, json.dumps({"fingerprint": fingerprint, "blocks": n_blocks,
+                                                  "block_segments": options.block_segments, "segments": n,
+                                                  "systems": names, "signature": str(scorer.signature),
+                                                  "settings": settings}, indent=2, ensure_ascii=False) + "\n")
+    atomic_write_text(out / PROBLEMS_FILE, json.dumps([p.as_dict() for p in ds.problems], indent=1,
+                                                      ensure_ascii=False))
+    bounds = [(k * options.block_segments, min(n, (k + 1) * options.block_segments)) for k in range(n_blocks)]
+    return _Job(ds, scorer, options, baseline, names, bounds, fingerprint, out, meta, extra)
+
+
+def _torch_version() -> str:
+    """The installed torch, from its metadata (part of the job's id: another torch may round differently)."""
+    try:
+        return version("torch")
+    except PackageNotFoundError:
+        return ""
+
+
+def _output_dir(output, fingerprint: str, overwrite: bool) -> Path:
+    """The output directory, with ``parts/``; another job's results there are an error (or removed with
+    ``overwrite``); this job's finished parts stay (a rerun resumes)."""
     out = Path(output)
     if out.suffix.lower() in (".parquet", ".pq"):
         raise InputError(f"--output names a directory (it will hold {SCORES_FILE} and the parts of the job); got "
@@ -323,98 +392,65 @@ def score_files(inputs: str | Sequence[str], output: str | Path, *, model: str |
             (out / SCORES_FILE).unlink(missing_ok=True)
             (out / IDF_FILE).unlink(missing_ok=True)
     parts.mkdir(parents=True, exist_ok=True)
-    from bertscore_viz.evaluation import results_file
-    from bertscore_viz.files.fileio import atomic_write_text
-
-    given = [inputs] if isinstance(inputs, (str, Path)) else list(inputs)
-    from bertscore_viz.models.catalog import model_source_record
-
-    # the results file travels (the app reads it on other machines): no path of this machine in it
-    # model_path (a local directory only) lets the app on the same machine reopen the model for the drill-down
-    extra = {"job": fingerprint, "model_source": model_source_record(scorer.spec),
-             "model_path": scorer.spec.source if scorer.spec.local else None, "input": [str(p) for p in given],
-             "lang": lang, "block_segments": block_segments,
-             "baseline_file": _baseline_file(scorer, lang, baseline_path) if baseline is not None else None}
-    meta = results_file.metadata(sig, baseline, names, n, extra)
-    atomic_write_text(job_path, json.dumps({"fingerprint": fingerprint, "blocks": n_blocks,
-                                            "block_segments": block_segments, "segments": n, "systems": names,
-                                            "signature": str(sig), "settings": settings},
-                                           indent=2, ensure_ascii=False) + "\n")
-    atomic_write_text(out / PROBLEMS_FILE, json.dumps([p.as_dict() for p in ds.problems], indent=1,
-                                                      ensure_ascii=False))
-    bounds = [(k * block_segments, min(n, (k + 1) * block_segments)) for k in range(n_blocks)]
-    todo = [k for k, (a, b) in enumerate(bounds)
-            if not _part_done(parts / f"part-{k:06d}.parquet", (b - a) * len(names), fingerprint)]
-    total_pairs = n * len(names)
-    done_pairs = total_pairs - sum((bounds[k][1] - bounds[k][0]) * len(names) for k in todo)
-    if progress:
-        progress(done_pairs, total_pairs)
-    run = ScoreRun(out, out / SCORES_FILE, total_pairs, n_blocks, len(todo), str(sig), list(ds.problems))
-    frequencies = _load_idf(out, fingerprint) if scorer.idf else None
-    if todo or (scorer.idf and frequencies is None):
-        if done_pairs:
-            say(f"resuming: {n_blocks - len(todo)} of {n_blocks} blocks already done in {parts}")
-        ray = connect(address)
-        res = plan_resources(ray, workers, cpus_per_worker, device)
-        run.resources = res
-        if res.note:
-            say(res.note)
-        say(f"Ray: {res.describe()}; {len(todo)} block(s) of up to {block_segments} segments x {len(names)} system(s)")
-        finished = [n_blocks - len(todo)]
-
-        def failed(reason: str) -> str:
-            return (f"The Ray job stopped: {reason}. {finished[0]} of {n_blocks} block(s) are finished and kept in "
-                    f"{parts}. Fix the cause and run the same command again: it scores only the rest.")
-
-        with _guarded(ray, failed):
-            if scorer.idf and frequencies is None:
-                frequencies = _distributed_document_frequencies(ray, ds, bounds, model, res, long_texts)
-                _save_idf(out, fingerprint, *frequencies)
-            weights = None
-            if scorer.idf:
-                from bertscore_viz.engine.idf import idf_from_counts
-
-                weights = idf_from_counts(*frequencies)
-                say(f"idf from {weights.num_documents:,} reference sentences ({len(weights.weights):,} token ids)")
-            if todo:
-                _score_blocks(ray, ds, names, bounds, todo, parts, meta, baseline, scorer, res, weights, run,
-                              {"model": model, "layer": scorer.layer, "batch_size": batch_size,
-                               "device": None if res.gpus else device, "precision": precision,
-                               "long_texts": long_texts},
-                              worker_cache_mb, fail_once, total_pairs, done_pairs, progress, finished, t_start)
-    missing = [k for k, (a, b) in enumerate(bounds)
-               if not _part_done(parts / f"part-{k:06d}.parquet", (b - a) * len(names), fingerprint)]
-    if missing:
-        raise WorkerError(f"{len(missing)} block(s) have no results after the run (first: {missing[0]}). Run the same "
-                          "command again: finished blocks are kept.")
-    if scorer.idf:
-        meta = results_file.metadata(sig, baseline, names, n, extra, document_frequencies=frequencies)
-    _merge(parts, n_blocks, out / SCORES_FILE, meta)
-    run.seconds = time.perf_counter() - t_start
-    run.driver_peak_rss_mb = _peak_rss_mb()
-    return run
+    return out
 
 
-def _score_blocks(ray, ds, names, bounds, todo, parts: Path, meta: dict, baseline, scorer: Scorer, res: Resources,
-                  weights, run: ScoreRun, scorer_kwargs: dict, worker_cache_mb, fail_once, total_pairs: int,
-                  done_pairs: int, progress, finished: list, t_start: float) -> None:
+def _run_on_ray(job: _Job, todo: list[int], frequencies, run: ScoreRun, say, progress, pairs: tuple[int, int],
+                t_start: float):
+    """Steps 3 and 4: the idf pass (when on and not kept from an earlier run) and the scoring pass, on an actor
+    pool planned for the cluster. Returns the document frequencies (None without idf)."""
+    options = job.options
+    ray = connect(options.address)
+    res = plan_resources(ray, options.workers, options.cpus_per_worker, options.device)
+    run.resources = res
+    if res.note:
+        say(res.note)
+    say(f"Ray: {res.describe()}; {len(todo)} block(s) of up to {options.block_segments} segments x "
+        f"{len(job.names)} system(s)")
+    finished = [len(job.bounds) - len(todo)]
+
+    def failed(reason: str) -> str:
+        return (f"The Ray job stopped: {reason}. {finished[0]} of {len(job.bounds)} block(s) are finished and kept "
+                f"in {job.parts}. Fix the cause and run the same command again: it scores only the rest.")
+
+    with guarded(ray, failed):
+        if job.scorer.idf and frequencies is None:
+            frequencies = distributed_document_frequencies(ray, job.ds, job.bounds, options.model, res,
+                                                           options.long_texts)
+            _save_idf(job.out, job.fingerprint, *frequencies)
+        weights = None
+        if job.scorer.idf:
+            weights = idf_from_counts(*frequencies)
+            say(f"idf from {weights.num_documents:,} reference sentences ({len(weights.weights):,} token ids)")
+        if todo:
+            scorer_kwargs = {"model": options.model, "layer": job.scorer.layer, "batch_size": options.batch_size,
+                             "device": None if res.gpus else options.device, "precision": options.precision,
+                             "long_texts": options.long_texts}
+            _score_blocks(ray, job, todo, res, weights, run, scorer_kwargs, pairs, progress, finished, t_start)
+    return frequencies
+
+
+def _score_blocks(ray, job: _Job, todo: list[int], res: Resources, weights, run: ScoreRun, scorer_kwargs: dict,
+                  pairs: tuple[int, int], progress, finished: list, t_start: float) -> None:
     """The scoring pass: the blocks in ``todo`` through an actor pool, each result written as its part file."""
+    ds, names = job.ds, job.names
+    done_pairs, total_pairs = pairs
 
     def block_args(k: int) -> Callable[[], tuple]:
-        a, b = bounds[k]
+        a, b = job.bounds[k]
         return lambda: ({s: ds.systems[s][a:b] for s in names}, ds.references[a:b], idf_ref)
 
     idf_ref = [ray.put(weights)] if weights is not None else None  # held here until the pool is closed
-    pool = _Pool(ray, _BlockScorer, {"scorer_kwargs": scorer_kwargs, "idf": weights is not None,
-                                     "threads": res.cpus, "cache_mb": worker_cache_mb, "fail_once": fail_once}, res)
+    pool = ActorPool(ray, BlockScorer, {"scorer_kwargs": scorer_kwargs, "idf": weights is not None,
+                                        "threads": res.cpus, "cache_mb": job.options.worker_cache_mb}, res)
     first = None
     try:
-        for k, row in _stream(ray, pool, ((k, block_args(k)) for k in todo)):
-            a, b = bounds[k]
+        for k, row in stream(ray, pool, ((k, block_args(k)) for k in todo)):
+            a, b = job.bounds[k]
             table = _block_table(ds, names, a, b, np.asarray(row["raw"], dtype=np.float64).reshape(-1, 3),
-                                 np.asarray(row["best"], dtype=np.int64), list(row["notes"]), baseline,
-                                 scorer.rescale_with_baseline, meta)
-            _write_parquet(table, parts / f"part-{k:06d}.parquet")
+                                 np.asarray(row["best"], dtype=np.int64), list(row["notes"]), job.baseline,
+                                 job.scorer.rescale_with_baseline, job.meta)
+            _write_parquet(table, job.part(k))
             del table
             finished[0] += 1
             run.block_seconds.append(float(row["seconds"]))
@@ -431,10 +467,6 @@ def _score_blocks(ray, ds, names, bounds, todo, parts: Path, meta: dict, baselin
 
 def _merge(parts: Path, n_blocks: int, target: Path, meta: dict) -> None:
     """Concatenate the parts in block order into one file, one part in memory at a time; written atomically."""
-    import pyarrow.parquet as pq
-
-    from bertscore_viz.evaluation import results_file
-    from bertscore_viz.files.fileio import atomic_write_via
 
     schema = results_file.schema().with_metadata(meta)
 
@@ -446,7 +478,7 @@ def _merge(parts: Path, n_blocks: int, target: Path, meta: dict) -> None:
     atomic_write_via(target, render)
 
 
-def _distributed_document_frequencies(ray, ds: upload.Dataset, bounds, model: str | None,
+def distributed_document_frequencies(ray, ds: upload.Dataset, bounds, model: str | None,
                                       res: Resources, long_texts: str = "truncate") -> tuple[dict, int]:
     """First pass: document frequencies of all reference sentences, counted per block by tokenizer-only Ray tasks
     (no model weights loaded), summed on the driver. Returns ``(token id -> count, number of sentences)``."""
@@ -454,27 +486,20 @@ def _distributed_document_frequencies(ray, ds: upload.Dataset, bounds, model: st
     def block_args(a: int, b: int) -> Callable[[], tuple]:
         return lambda: (model, [r for group in ds.references[a:b] for r in group], long_texts)
 
-    tasks = _Tasks(ray, document_frequencies, IN_FLIGHT_PER_WORKER * res.workers * res.cpus)
+    tasks = TaskPool(ray, document_frequencies, IN_FLIGHT_PER_WORKER * res.workers * res.cpus)
     totals: Counter = Counter()
     documents = 0
-    for _, (ids, counts, docs) in _stream(ray, tasks, ((k, block_args(a, b)) for k, (a, b) in enumerate(bounds))):
+    for _, (ids, counts, docs) in stream(ray, tasks, ((k, block_args(a, b)) for k, (a, b) in enumerate(bounds))):
         totals.update(dict(zip(ids.tolist(), counts.tolist())))
         documents += int(docs)
     return dict(totals), documents
-
-
-def _distributed_idf(ray, ds: upload.Dataset, bounds, model, scorer: Scorer, res: Resources):
-    """idf weights over all references of ``ds`` from the distributed first pass (as :func:`score_files` uses)."""
-    from bertscore_viz.engine.idf import idf_from_counts
-
-    return idf_from_counts(*_distributed_document_frequencies(ray, ds, bounds, model, res))
 
 
 # --- baselines ----------------------------------------------------------------------------------------------------
 def ray_block_runner(address: str | None = None, workers: int | None = None, cpus_per_worker: int | None = None,
                      model: str | None = None, batch_size: int = 64, device: str | None = None,
                      precision: str = "fp32", worker_cache_mb: float | None = DEFAULT_WORKER_CACHE_MB,
-                     fail_once: str | None = None, stats: dict | None = None):
+                     stats: dict | None = None):
     """A ``run_blocks`` for :func:`~bertscore_viz.rescaling.baseline_compute.compute_baseline`: the blocks on a Ray
     actor pool, each block's sentences handed to Ray only when an actor has room.
 
@@ -485,7 +510,7 @@ def ray_block_runner(address: str | None = None, workers: int | None = None, cpu
         ``run(sentences, blocks, n_layers, progress)`` giving ``(k, mean, m2)`` per block in block order; it raises
         :class:`WorkerError` when a worker cannot start or a block fails on every attempt.
     """
-    _ray()
+    import_ray()
 
     def run(sentences, blocks, n_layers, progress=None):
         ray = connect(address)
@@ -495,7 +520,7 @@ def ray_block_runner(address: str | None = None, workers: int | None = None, cpu
         total = int(sum(len(p) for p in blocks))
         kwargs = {"scorer_kwargs": {"model": model, "layer": 0, "batch_size": batch_size,
                                     "device": None if res.gpus else device, "precision": precision},
-                  "threads": res.cpus, "cache_mb": worker_cache_mb, "fail_once": fail_once}
+                  "threads": res.cpus, "cache_mb": worker_cache_mb}
 
         def block_args(pairs) -> Callable[[], tuple]:
             return lambda: ([sentences[i] for i in pairs[:, 0]], [sentences[j] for j in pairs[:, 1]])
@@ -508,10 +533,10 @@ def ray_block_runner(address: str | None = None, workers: int | None = None, cpu
         def failed(reason: str) -> str:
             return f"The Ray baseline job stopped: {reason}. No file was written; run the same command again."
 
-        with _guarded(ray, failed):
-            pool = _Pool(ray, _BaselineBlock, kwargs, res)
+        with guarded(ray, failed):
+            pool = ActorPool(ray, BaselineBlock, kwargs, res)
             try:
-                for b, (k, mean_b, m2_b) in _stream(ray, pool, ((b, block_args(p)) for b, p in enumerate(blocks))):
+                for b, (k, mean_b, m2_b) in stream(ray, pool, ((b, block_args(p)) for b, p in enumerate(blocks))):
                     got[b] = (int(k), np.asarray(mean_b, dtype=np.float64).reshape(n_layers, 3),
                               np.asarray(m2_b, dtype=np.float64).reshape(n_layers, 3))
                     done += int(k)

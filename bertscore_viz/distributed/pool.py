@@ -3,16 +3,17 @@ with a bounded number of blocks in flight, retries, and the worker processes' se
 
 from __future__ import annotations
 
-import os
+import contextlib
+import re
+import resource
 import sys
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
+import torch
+
+from bertscore_viz.engine.cache import CACHE
 from bertscore_viz.errors import BertScoreVizError, InputError
-
-#: Embedding cache of each worker, MB: a block's texts are embedded once anyway; the cache bounds reuse across blocks.
-DEFAULT_WORKER_CACHE_MB = 512
-
 
 #: Blocks handed to one actor at a time: one being scored, one waiting, so an actor never idles between blocks.
 IN_FLIGHT_PER_WORKER = 2
@@ -34,7 +35,7 @@ class WorkerError(BertScoreVizError):
     """A Ray worker could not start, or a block failed on every attempt; the finished blocks are kept."""
 
 
-def _ray():
+def import_ray():
     try:
         import ray
     except ImportError:
@@ -52,7 +53,7 @@ def connect(address: str | None = None, num_cpus: int | None = None):
         RayNotInstalled, InputError: Ray missing, Ray Client missing for ``ray://``, or the cluster cannot be reached
             (with the address).
     """
-    ray = _ray()
+    ray = import_ray()
     if ray.is_initialized():
         return ray
     local = address in (None, "", "local")
@@ -76,40 +77,16 @@ def connect(address: str | None = None, num_cpus: int | None = None):
 
 
 # --- workers ------------------------------------------------------------------------------------------------------
-def _setup_worker(threads: int | None, cache_mb: float | None):
-    import torch
+def setup_worker(threads: int | None, cache_mb: float | None):
 
     if threads:
         torch.set_num_threads(int(threads))
     if cache_mb is not None:
-        from bertscore_viz.engine.cache import CACHE
 
         CACHE.max_bytes = int(cache_mb * 2**20)
 
 
-def _fail_once(path: str | None, index: int) -> None:
-    """Fault injection for the tests, for block ``index`` as written in the file ``path``: ``N`` = the first worker
-    to reach it dies, ``raise:N`` = its first call raises (both once: the file is removed first), ``always:N`` = every
-    call raises (a block that cannot be scored)."""
-    if not path or not os.path.exists(path):
-        return
-    try:
-        with open(path) as fh:
-            text = fh.read().strip()
-        mode, _, target = text.rpartition(":")
-        if index != int(target or 0):
-            return
-        if mode == "always":
-            raise RuntimeError(f"injected failure in block {index}, on every attempt")
-        os.remove(path)
-    except (OSError, ValueError):
-        return
-    if mode == "raise":
-        raise RuntimeError(f"injected failure in block {index}")
-    os._exit(1)
-
-
-def _peak_rss_mb() -> float:
+def peak_rss_mb() -> float:
     """Peak resident memory of this process so far, MB: Linux's ``VmHWM`` (of this program; ``ru_maxrss`` would keep
     the peak of a parent process across ``exec``), else ``ru_maxrss`` (macOS reports bytes, others kB)."""
     try:
@@ -119,7 +96,6 @@ def _peak_rss_mb() -> float:
                     return int(line.split()[1]) / 2**10
     except OSError:
         pass
-    import resource
 
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak / 2**20 if sys.platform == "darwin" else peak / 2**10
@@ -202,7 +178,7 @@ def plan_resources(ray, workers: int | None = None, cpus_per_worker: int | None 
     return Resources(n, cpus, 0, note)
 
 
-class _Pool:
+class ActorPool:
     """Actors of one class, fed by the driver: each call goes to the actor with the fewest calls in flight."""
 
     def __init__(self, ray, cls, ctor_kwargs: dict, res: Resources):
@@ -229,7 +205,7 @@ class _Pool:
         self.actors = []
 
 
-class _Tasks:
+class TaskPool:
     """Ray tasks of one function (no actor): the idf pass."""
 
     def __init__(self, ray, fn, capacity: int, num_cpus: int = 1):
@@ -246,13 +222,13 @@ class _Tasks:
         pass
 
 
-class _BlockFailed(Exception):
+class BlockFailed(Exception):
     def __init__(self, key, attempts: int, cause: BaseException):
         super().__init__(key, attempts, cause)
         self.key, self.attempts, self.cause = key, attempts, cause
 
 
-def _stream(ray, pool, jobs: Iterable[tuple[int, Callable[[], tuple]]]) -> Iterator[tuple[int, object]]:
+def stream(ray, pool, jobs: Iterable[tuple[int, Callable[[], tuple]]]) -> Iterator[tuple[int, object]]:
     """``(key, result)`` of every job, in the order they finish.
 
     ``jobs`` yields ``(key, make_args)``; ``make_args()`` builds a block's arguments only when the pool has room (at
@@ -260,7 +236,7 @@ def _stream(ray, pool, jobs: Iterable[tuple[int, Callable[[], tuple]]]) -> Itera
     call that raises is made again, up to :data:`BLOCK_ATTEMPTS` times in all.
 
     Raises:
-        _BlockFailed: a block raised on every attempt. Ray's own errors (an actor that cannot start) pass through.
+        BlockFailed: a block raised on every attempt. Ray's own errors (an actor that cannot start) pass through.
     """
     jobs = iter(jobs)
     pending: dict = {}
@@ -289,7 +265,7 @@ def _stream(ray, pool, jobs: Iterable[tuple[int, Callable[[], tuple]]]) -> Itera
                 if attempt < BLOCK_ATTEMPTS:
                     submit(key, make, attempt + 1)
                     continue
-                raise _BlockFailed(key, attempt, getattr(exc, "cause", None) or exc) from None
+                raise BlockFailed(key, attempt, getattr(exc, "cause", None) or exc) from None
             yield key, result
     finally:  # stopped early (an error, Ctrl-C): what is still queued is not run
         for ref in pending:
@@ -299,14 +275,13 @@ def _stream(ray, pool, jobs: Iterable[tuple[int, Callable[[], tuple]]]) -> Itera
                 pass
 
 
-def _reason(exc: BaseException) -> str:
+def failure_reason(exc: BaseException) -> str:
     """What went wrong, in one line, from a Ray error (the original exception, not Ray's traceback)."""
-    if isinstance(exc, _BlockFailed):
+    if isinstance(exc, BlockFailed):
         cause = exc.cause
         text = str(cause).strip().splitlines()
         return (f"block {exc.key} failed on all {exc.attempts} attempts: {type(cause).__name__}: "
                 f"{(text[-1] if text else '')[:300]}")
-    import re
 
     lines = [re.sub(r"\x1b\[[0-9;]*m", "", ln).strip() for ln in str(exc).splitlines()]
     lines = [ln for ln in lines if ln and not set(ln) <= set("^~ ")]
@@ -315,17 +290,16 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {(lines[-1] if lines else '')[:300]}"
 
 
-def _guarded(ray, say_failed: Callable[[str], str]):
+def guarded(ray, say_failed: Callable[[str], str]):
     """Turns Ray's errors into a :class:`WorkerError` whose message ``say_failed(reason)`` writes."""
-    import contextlib
 
     @contextlib.contextmanager
     def guard():
         try:
             yield
-        except _BlockFailed as exc:
-            raise WorkerError(say_failed(_reason(exc))) from None
+        except BlockFailed as exc:
+            raise WorkerError(say_failed(failure_reason(exc))) from None
         except ray.exceptions.RayError as exc:
-            raise WorkerError(say_failed(_reason(exc))) from None
+            raise WorkerError(say_failed(failure_reason(exc))) from None
 
     return guard()

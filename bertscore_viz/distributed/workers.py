@@ -8,8 +8,13 @@ from collections import Counter
 
 import numpy as np
 
-from bertscore_viz.distributed.pool import DEFAULT_WORKER_CACHE_MB, _fail_once, _peak_rss_mb, _setup_worker
+from bertscore_viz.distributed.options import DEFAULT_WORKER_CACHE_MB
+from bertscore_viz.distributed.pool import peak_rss_mb, setup_worker
+from bertscore_viz.engine.encoder import get_tokenizer
 from bertscore_viz.engine.scorer import Scorer
+from bertscore_viz.models.spec import resolve_model
+from bertscore_viz.rescaling.baseline_compute import block_moments
+from bertscore_viz.rescaling.baseline_compute import score_block as baseline_block
 
 
 def pair_notes(stats, raw: np.ndarray) -> list[str]:
@@ -50,16 +55,15 @@ def score_block(scorer: Scorer, systems: dict[str, list[str]], references: list[
     return {"raw": raw, "best": np.asarray(res.best_reference[:, 2], dtype=np.int64), "notes": pair_notes(stats, raw)}
 
 
-class _BlockScorer:
+class BlockScorer:
     """Ray actor: one Scorer (one model load, in the constructor); each call scores one block."""
 
     def __init__(self, scorer_kwargs: dict, idf: bool = False, threads: int | None = None,
-                 cache_mb: float | None = DEFAULT_WORKER_CACHE_MB, fail_once: str | None = None):
-        _setup_worker(threads, cache_mb)
+                 cache_mb: float | None = DEFAULT_WORKER_CACHE_MB):
+        setup_worker(threads, cache_mb)
         self.scorer = Scorer(**scorer_kwargs)
         _ = self.scorer.encoder  # load now: a model that cannot load fails the actor's start, not a block
         self.idf = bool(idf)
-        self.fail_once = fail_once
 
     def ready(self) -> bool:
         return True
@@ -69,16 +73,15 @@ class _BlockScorer:
         """``idf``: ``[ObjectRef of the corpus idf weights]`` (in a list, so that Ray hands over the reference and
         the weights are fetched once per actor, not with every block; a restarted actor fetches them again)."""
         if idf is not None and not self.scorer.idf:
-            import ray
+            import ray  # optional (the [ray] extra); this runs only inside a Ray worker
 
             self.scorer = self.scorer.replace(idf_weights=ray.get(idf[0]))
         if self.idf and not self.scorer.idf:
             raise RuntimeError("idf is on and the corpus weights have not reached this worker")
-        _fail_once(self.fail_once, int(block))
         t0 = time.perf_counter()
         res = score_block(self.scorer, systems, references)
         res["seconds"] = time.perf_counter() - t0
-        res["peak_rss_mb"] = _peak_rss_mb()
+        res["peak_rss_mb"] = peak_rss_mb()
         return res
 
 
@@ -87,9 +90,6 @@ def document_frequencies(model: str | None, sentences: list[str], long_texts: st
     """Token ids, the number of sentences each occurs in, and the number of sentences (a Ray task of the idf
     pass; the tokenizer is loaded once per worker process). ``model`` is resolved on the worker, as the scoring
     actors resolve it (the bundled model lives wherever the package is installed on that node)."""
-    from bertscore_viz.engine.encoder import get_tokenizer
-    from bertscore_viz.models.spec import resolve_model
-
     tok = get_tokenizer(resolve_model(model))
     counts: Counter = Counter()
     for t in tok.encode(sentences, long_texts):
@@ -98,22 +98,17 @@ def document_frequencies(model: str | None, sentences: list[str], long_texts: st
     return ids, np.fromiter(counts.values(), dtype=np.int64, count=len(counts)), len(sentences)
 
 
-class _BaselineBlock:
+class BaselineBlock:
     """Ray actor: one baseline block at every layer, summarised as count, mean and squared deviations."""
 
     def __init__(self, scorer_kwargs: dict, threads: int | None = None,
-                 cache_mb: float | None = DEFAULT_WORKER_CACHE_MB, fail_once: str | None = None):
-        _setup_worker(threads, cache_mb)
+                 cache_mb: float | None = DEFAULT_WORKER_CACHE_MB):
+        setup_worker(threads, cache_mb)
         self.scorer = Scorer(**scorer_kwargs)
         self.n_layers = self.scorer.encoder.num_layers + 1
-        self.fail_once = fail_once
 
     def ready(self) -> bool:
         return True
 
     def score(self, block: int, cands: list[str], refs: list[str]) -> tuple:
-        from bertscore_viz.rescaling.baseline_compute import block_moments
-        from bertscore_viz.rescaling.baseline_compute import score_block as baseline_block
-
-        _fail_once(self.fail_once, int(block))
         return block_moments(baseline_block(self.scorer, cands, refs, self.n_layers))

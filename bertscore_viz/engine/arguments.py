@@ -161,3 +161,15 @@ def corpus_tag(sentences: list[str]) -> str:
     """``corpus-{n}-{sha8}``: how a signature names idf computed from these sentences (order and content count)."""
     digest = hashlib.sha256("\n".join(sentences).encode("utf-8")).hexdigest()[:8]
     return f"corpus-{len(sentences)}-{digest}"
+
+
+#: The modes of ``long_texts``: ``truncate`` (bert-score's: the tail past the maximum is dropped) and ``window``.
+LONG_TEXT_MODES = ("truncate", "window")
+
+
+def check_long_texts(mode) -> str:
+    """``mode`` if it is one of :data:`LONG_TEXT_MODES`, else an InputError that lists them."""
+    if not isinstance(mode, str) or mode not in LONG_TEXT_MODES:
+        raise InputError(f"long_texts must be 'truncate' (bert-score's: the tail past the model's maximum length is "
+                         f"dropped) or 'window' (long texts are embedded in overlapping windows), got {mode!r}.")
+    return mode

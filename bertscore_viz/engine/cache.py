@@ -3,6 +3,8 @@ encoders of a process; and giving freed memory back to the operating system afte
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
 import threading
 from collections import OrderedDict
@@ -175,8 +177,6 @@ def release_free_memory() -> None:
     global _LIBC_TRIM
     if _LIBC_TRIM is None:
         try:
-            import ctypes
-            import ctypes.util
 
             _LIBC_TRIM = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
         except (OSError, AttributeError, TypeError):

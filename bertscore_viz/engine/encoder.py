@@ -25,12 +25,20 @@ import threading
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
+import torch
+import transformers
+from transformers import AutoModel, T5EncoderModel
 
 from bertscore_viz.engine.cache import CACHE, EmbeddingCache
-from bertscore_viz.engine.tokenizer import TextTokenizer, Tokenized, load_tokenizer, tokenizer_max_length
+from bertscore_viz.engine.tokenizer import (
+    TextTokenizer,
+    Tokenized,
+    load_tokenizer,
+    tokenizer_max_length,
+)
 from bertscore_viz.engine.windows import WindowPlan, assemble, plan_windows
 from bertscore_viz.errors import ModelError
-from bertscore_viz.models.hub import _hub_kwargs
+from bertscore_viz.models.hub import hub_kwargs
 from bertscore_viz.models.spec import ModelSpec
 
 PRECISIONS = ("fp32", "fp16", "bf16")
@@ -54,7 +62,6 @@ ProgressFn = Callable[[int, int], None]
 
 
 def resolve_device(device: str | None) -> str:
-    import torch
 
     if device is None or device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
@@ -71,7 +78,6 @@ def resolve_device(device: str | None) -> str:
 
 def _layer_container(model) -> tuple[object, str] | None:
     """The module holding the list of transformer blocks, for architectures where truncation is exact."""
-    import torch
 
     for parent_name, attr in (("encoder", "layer"), ("transformer", "layer")):
         parent = getattr(model, parent_name, None)
@@ -84,7 +90,6 @@ def _layer_container(model) -> tuple[object, str] | None:
 
 def _truncated_view(model, depth: int):
     """A shallow copy of ``model`` that runs only its first ``depth`` blocks (parameters are shared)."""
-    import torch
 
     found = _layer_container(model)
     if found is None:
@@ -117,7 +122,6 @@ def pad_rows(rows: Sequence[np.ndarray], pad_id: int, min_width: int = 0):
     """Rows of token ids (or positions) as one right-padded ``(n, longest)`` long tensor filled with ``pad_id``, and
     its attention mask (1 on real positions, 0 on padding); both on the CPU. ``min_width``: the narrowest result
     (1 keeps a batch of empty rows a valid model input)."""
-    import torch
 
     width = max([min_width] + [len(r) for r in rows])
     ids = torch.full((len(rows), width), int(pad_id), dtype=torch.long)
@@ -132,7 +136,6 @@ def layer_states(net, layer: int, *, input_ids=None, inputs_embeds=None, attenti
     """Hidden states ``(b, t, H)`` of ``net`` (a model or :func:`model_through_layer`'s view) at ``layer``, with
     autograd as the caller has it (the training loss differentiates through them; scoring uses
     :meth:`Encoder.embed_layers`). ``autocast``: a reduced dtype (bf16, fp16) for the forward, or None."""
-    import torch
 
     ref = input_ids if input_ids is not None else inputs_embeds
     with torch.autocast(ref.device.type, dtype=autocast or torch.float32, enabled=autocast is not None):
@@ -150,7 +153,6 @@ def windowed_layer_states(net, layer: int, plans: Sequence[WindowPlan], *, input
 
     Differentiable with respect to ``inputs_embeds`` (the windows are gathered from it), for the training loss and
     the walkthrough's gradient; padding positions are 0."""
-    import torch
 
     x = input_ids if input_ids is not None else inputs_embeds
     b, t = x.shape[:2]
@@ -208,10 +210,7 @@ class Encoder:
     def __init__(self, spec: ModelSpec, device: str | None = None, precision: str = "fp32",
                  cache: EmbeddingCache | None = None):
         # Before importing torch: an unreachable hub is known in at most HUB_PROBE_SECONDS.
-        kwargs = {"local_files_only": True} if spec.local else _hub_kwargs(spec)
-        import torch
-        import transformers
-        from transformers import AutoModel
+        kwargs = {"local_files_only": True} if spec.local else hub_kwargs(spec)
 
         if precision not in PRECISIONS:
             raise ModelError(f"Unknown precision {precision!r}. Expected one of {', '.join(PRECISIONS)}.")
@@ -237,7 +236,6 @@ class Encoder:
         try:
             tokenizer = load_tokenizer(spec, kwargs)
             if "t5" in spec.source.lower():
-                from transformers import T5EncoderModel
 
                 model = T5EncoderModel.from_pretrained(spec.source, **kwargs)
             else:
@@ -452,7 +450,6 @@ class Encoder:
         The model runs only as deep as the deepest layer; only the layers asked for (all computed ones for a small
         model) are normalised, cut per sentence and cached. Nothing is stacked or copied to the host.
         """
-        import torch
 
         layers = tuple(layers)
         lengths = [len(x) for x in id_lists]
@@ -546,7 +543,7 @@ _ENCODERS_LOCK = threading.Lock()
 def get_encoder(spec: ModelSpec, device: str | None = None, precision: str = "fp32") -> Encoder:
     """The process-wide encoder for this model, device and precision, loaded on first use."""
     if not spec.local and not any(k[:2] == (spec.name, spec.source) for k in _ENCODERS):
-        _hub_kwargs(spec)  # an unreachable hub fails here, before torch is imported to pick the device
+        hub_kwargs(spec)  # an unreachable hub fails here, before torch is imported to pick the device
     key = (spec.name, spec.source, resolve_device(device), precision)
     with _ENCODERS_LOCK:
         enc = _ENCODERS.get(key)

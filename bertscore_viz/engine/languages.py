@@ -28,6 +28,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bertscore_viz.models.catalog import availability, get_entry
+
 #: Fewest words a text needs before its language is decided (shorter texts: script only).
 MIN_WORDS = 5
 #: Fewest function words of the language, and their smallest share of the text's words.
@@ -246,7 +248,6 @@ def detect(text: str) -> TextLanguage:
 def model_languages(model: str) -> tuple[str, ...] | None:
     """The languages of a catalog model (``("en",)``), or None when nothing is known or it is multilingual: such
     a model gets no language warning."""
-    from bertscore_viz.models.catalog import get_entry
 
     entry = get_entry(model)
     if entry is None or "multilingual" in entry.languages:
@@ -289,7 +290,6 @@ def mismatch(text: str, langs: tuple[str, ...] | None) -> str | None:
 def multilingual_hint(model: str | None = None, home: Path | None = None) -> str:
     """The suggestion for text outside a model's languages: the multilingual model, and how to install it when it
     is not installed here (offline, one command)."""
-    from bertscore_viz.models.catalog import availability, get_entry
 
     entry = get_entry(MULTILINGUAL_MODEL)
     if model is not None and entry is not None and get_entry(model) is entry:

@@ -11,7 +11,10 @@ from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 import numpy as np
+import torch
+from torch.nn.utils.rnn import pad_sequence
 
+from bertscore_viz.engine import tensor_ops
 from bertscore_viz.engine.idf import IdfWeights, compute_idf
 from bertscore_viz.errors import ModelError
 
@@ -32,9 +35,6 @@ def prf_from_maxima(cand_best: Sequence[np.ndarray], ref_best: Sequence[np.ndarr
                     ref_empty: np.ndarray) -> np.ndarray:
     """Raw P, R, F of pairs from their per-token maxima and weights, on the CPU with the kernel every path uses
     (:func:`bertscore_viz.engine.tensor_ops.precision_recall_f1`, float64, bert-score's IEEE F1): ``(n_pairs, 3)``."""
-    import torch
-
-    from bertscore_viz.engine import tensor_ops
 
     n = len(cand_best)
     out = np.empty((n, 3), dtype=np.float64)
@@ -58,9 +58,6 @@ def best_of_references(pair: np.ndarray, groups: Sequence[tuple[int, int]]) -> t
         return np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int64)
     if len(groups) == len(pair):  # one reference each: the maximum is the pair itself
         return np.array(pair, dtype=np.float64), np.zeros((len(pair), 3), dtype=np.int64)
-    import torch
-
-    from bertscore_viz.engine import tensor_ops
 
     best, arg = tensor_ops.multi_reference_max(torch.from_numpy(np.asarray(pair, dtype=np.float64)), list(groups))
     return best.numpy(), arg.numpy().astype(np.int64)
@@ -68,9 +65,6 @@ def best_of_references(pair: np.ndarray, groups: Sequence[tuple[int, int]]) -> t
 
 def rescaled(values, baseline) -> np.ndarray:
     """``(x - b) / (1 - b)`` in float64 (:func:`bertscore_viz.engine.tensor_ops.rescale`); ``b`` broadcasts."""
-    import torch
-
-    from bertscore_viz.engine import tensor_ops
 
     return tensor_ops.rescale(torch.as_tensor(np.asarray(values, dtype=np.float64)), np.asarray(
         baseline, dtype=np.float64)).numpy()
@@ -221,12 +215,11 @@ FLOAT64_DEVICE_TYPES = ("cpu", "cuda")
 def similarity_dtype(device):
     """The torch dtype cosines are summed in on ``device``: float64 on CPU and CUDA, float32 on any other device
     (torch is imported here, not at the top: importing the package does not load it)."""
-    import torch
 
     return torch.float64 if torch.device(device).type in FLOAT64_DEVICE_TYPES else torch.float32
 
 
-def _similarity_float64(cand, ref):
+def similarity_float64(cand, ref):
     """Cosines of unit float32 vectors, summed in float64 and then rounded to float32: ``(..., n_cand, n_ref)``.
 
     A float32 matrix product rounds differently depending on the shapes it is given, so a pair padded into a
@@ -236,7 +229,6 @@ def _similarity_float64(cand, ref):
     (:func:`similarity_dtype`): on other devices (Apple MPS has no float64) the product is float32, and a pair's
     maxima depend on its batch at about 1e-8 (docs/DEVICE.md).
     """
-    import torch  # here, not at the top: importing the package does not load torch
 
     dtype = similarity_dtype(cand.device)
     if dtype == torch.float32:
@@ -267,7 +259,6 @@ def _match_plan(c_len: Sequence[int], r_len: Sequence[int]) -> list[list[int]]:
 
 def _length_mask(lengths: Sequence[int], device):
     """``(b, max length)`` bool, True on each row's first ``lengths[i]`` positions."""
-    import torch
 
     lens = torch.tensor(list(lengths), device=device)
     return torch.arange(max(lengths), device=device)[None, :] < lens[:, None]
@@ -332,10 +323,6 @@ def score_batched(cand_vecs: Sequence, ref_vecs: Sequence, cand_ids: Sequence[np
     Returns:
         ``(n_pairs, n_weights, 3)`` float64 P, R, F; NaN P or R where a side's weights sum to 0 (F is then 0).
     """
-    import torch
-    from torch.nn.utils.rnn import pad_sequence
-
-    from bertscore_viz.engine import tensor_ops
 
     n = len(cand_vecs)
     if not n:
@@ -354,7 +341,7 @@ def score_batched(cand_vecs: Sequence, ref_vecs: Sequence, cand_ids: Sequence[np
             c_mask, r_mask = _length_mask(cl, device), _length_mask(rl, device)
             cand = pad_sequence([cand_vecs[p] for p in batch], batch_first=True)
             ref = pad_sequence([ref_vecs[p] for p in batch], batch_first=True)
-            cb, rb = tensor_ops.greedy_maxima(_similarity_float64(cand, ref), c_mask, r_mask)
+            cb, rb = tensor_ops.greedy_maxima(similarity_float64(cand, ref), c_mask, r_mask)
             c_ids = torch.from_numpy(_padded([cand_ids[p] for p in batch], np.int64)).to(device)
             r_ids = torch.from_numpy(_padded([ref_ids[p] for p in batch], np.int64)).to(device)
             for k, w in enumerate(ws):
@@ -378,10 +365,6 @@ def match_batched(cand_vecs: Sequence[Sequence], ref_vecs: Sequence[Sequence]
         the maxima over **real** tokens (:func:`bertscore_viz.engine.tensor_ops.greedy_maxima`): the only numbers copied
         back to the host.
     """
-    import torch
-    from torch.nn.utils.rnn import pad_sequence
-
-    from bertscore_viz.engine import tensor_ops
 
     n = len(cand_vecs)
     cand_best: list[np.ndarray] = [None] * n  # type: ignore[list-item]
@@ -400,7 +383,7 @@ def match_batched(cand_vecs: Sequence[Sequence], ref_vecs: Sequence[Sequence]
             for k in range(n_layers):
                 cand = pad_sequence([cand_vecs[p][k] for p in batch], batch_first=True)
                 ref = pad_sequence([ref_vecs[p][k] for p in batch], batch_first=True)
-                cb, rb = tensor_ops.greedy_maxima(_similarity_float64(cand, ref), c_mask, r_mask)
+                cb, rb = tensor_ops.greedy_maxima(similarity_float64(cand, ref), c_mask, r_mask)
                 cb_layers.append(cb)
                 rb_layers.append(rb)
             cb_host = torch.stack(cb_layers, dim=1).cpu().numpy()  # (batch, layers, c_max)

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bertscore_viz import __version__
+from bertscore_viz.versions import __version__
 
 
 @dataclass(frozen=True)

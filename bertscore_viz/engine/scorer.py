@@ -23,6 +23,7 @@ from bertscore_viz.engine.arguments import (
     check_flag,
     check_lang,
     check_layers,
+    check_long_texts,
     check_model_name,
     check_path,
     check_texts,
@@ -32,24 +33,43 @@ from bertscore_viz.engine.arguments import (
 )
 from bertscore_viz.engine.baseline import BaselineTable, find_baseline
 from bertscore_viz.engine.cache import release_free_memory
-from bertscore_viz.engine.encoder import DEFAULT_TOKEN_BUDGET, PRECISIONS, Encoder, get_encoder, resolve_device
+from bertscore_viz.engine.encoder import (
+    DEFAULT_TOKEN_BUDGET,
+    PRECISIONS,
+    Encoder,
+    get_encoder,
+    resolve_device,
+)
 from bertscore_viz.engine.idf import IdfWeights, compute_idf, uniform_weights
+from bertscore_viz.engine.languages import multilingual_hint, pair_message
 from bertscore_viz.engine.matching import (
     MatchStats,
-    _similarity_float64,
     best_of_references,
     match_batched,
     prf_from_maxima,
     rescaled,
     score_batched,
     side_flags,
+    similarity_float64,
     weight_vector,
 )
-from bertscore_viz.engine.results import MultiReferenceExplanation, PairExplanation, ScoreResult, Signature, TokenSide
-from bertscore_viz.engine.token_notes import READ_AS, _piece, _unk_id, changed_by_tokenizer, unknown_message
-from bertscore_viz.engine.windows import check_long_texts
+from bertscore_viz.engine.results import (
+    MultiReferenceExplanation,
+    PairExplanation,
+    ScoreResult,
+    Signature,
+    TokenSide,
+)
+from bertscore_viz.engine.token_notes import (
+    READ_AS,
+    changed_by_tokenizer,
+    unk_id,
+    unknown_message,
+    word_piece,
+)
 from bertscore_viz.errors import BaselineError, InputError, ModelError
 from bertscore_viz.models.spec import ModelSpec, resolve_model
+from bertscore_viz.versions import package_version
 
 ProgressFn = Callable[[int, int], None]
 #: Called with the number of distinct sentences a model pass embeds; the context manager it returns is held around
@@ -255,7 +275,6 @@ class Scorer:
     def signature(self) -> Signature:
         enc = self._encoder
         if enc is None:  # the installed version, without importing transformers for it
-            from bertscore_viz.versions import package_version
 
             tv = package_version("transformers")
         else:
@@ -366,7 +385,7 @@ class Scorer:
                           tuple(groups), tuple(t.ids for t in cand_tok), tuple(t.ids for t in ref_tok),
                           np.array([t.dropped for t in cand_tok], dtype=np.int64),
                           np.array([t.dropped for t in ref_tok], dtype=np.int64),
-                          tuple(cand_best), tuple(ref_best), enc.special_ids, _unk_id(enc))
+                          tuple(cand_best), tuple(ref_best), enc.special_ids, unk_id(enc))
 
     def _embedded_chunks(self, cands: list[str], flat_refs: list[str], pair_cand: list[int],
                          layers: Sequence[int], progress: ProgressFn | None):
@@ -515,7 +534,6 @@ class Scorer:
                     parts.append(f"{len(unk_c)} candidate(s) ({index}{_indices([tag(i) for i in unk_c])})")
                 if unk_r:
                     parts.append(f"{len(unk_r)} reference(s) ({cand_index}{_indices(where(unk_r))})")
-                from bertscore_viz.engine.languages import multilingual_hint
 
                 msgs.append(" and ".join(parts) + " contain tokens unknown to the model ([UNK]): text outside its "
                             "languages (a script or symbols its vocabulary cannot represent). [UNK] matches [UNK] "
@@ -583,13 +601,13 @@ class Scorer:
                         word_counter, last_word = word_counter + 1, w
                     display[pos] = stripped[a:b] or tokens[pos]
                     word_index[pos] = word_counter
-        uid = _unk_id(enc)
+        uid = unk_id(enc)
         unknown = np.zeros(len(tokens), dtype=bool) if uid is None else (tok.ids == uid) & ~special
         for pos in np.flatnonzero(unknown):
             display[pos] = f"{display[pos]}→[UNK]" if display[pos] != tokens[pos] else tokens[pos]
         for pos in np.flatnonzero(~unknown & ~special):  # が read as か: the figures and the table show が→か
-            if changed_by_tokenizer(display[pos], _piece(tokens[pos])):
-                display[pos] = f"{display[pos]}{READ_AS}{_piece(tokens[pos])}"
+            if changed_by_tokenizer(display[pos], word_piece(tokens[pos])):
+                display[pos] = f"{display[pos]}{READ_AS}{word_piece(tokens[pos])}"
         windows = ()
         if len(tok.ids) > enc.max_length:
             windows = tuple(enc.window_plan(len(tok.ids)).boundaries())
@@ -627,13 +645,12 @@ class Scorer:
         pairs = []
         several = not isinstance(reference, str) and len(refs) > 1
         cand_unknown = unknown_message("candidate", cand_side, self.spec.name)
-        from bertscore_viz.engine.languages import pair_message
 
         for k, (ref, r_vecs) in enumerate(zip(refs, vecs[1:])):
             which = f"Reference {k + 1}" if several else "The reference"
             ref_side = self._token_side(ref, weights)
             # computed as the corpus path computes it, so that the maxima agree with score() to the bit
-            s = _similarity_float64(vecs[0][self.layer], r_vecs[self.layer]).cpu().numpy()
+            s = similarity_float64(vecs[0][self.layer], r_vecs[self.layer]).cpu().numpy()
             cb, ci, rb, ri = s.max(axis=1), s.argmax(axis=1), s.max(axis=0), s.argmax(axis=0)  # the greedy matches
             c_empty, r_empty = not np.any(~cand_side.special), not np.any(~ref_side.special)
             p, r, f = prf_from_maxima([cb], [rb], [cand_side.weights], [ref_side.weights], np.array([c_empty]),

@@ -3,22 +3,24 @@ warning for text outside the model's languages."""
 
 from __future__ import annotations
 
+import unicodedata
+
 import numpy as np
 
+from bertscore_viz.engine.languages import multilingual_hint
 from bertscore_viz.engine.results import TokenSide
 
 #: Between the typed text and the piece the model read, in the display of a token the tokenizer changed (が→か).
 READ_AS = "→"
 
 
-def _unk_id(enc) -> int | None:
+def unk_id(enc) -> int | None:
     uid = getattr(enc.tokenizer, "unk_token_id", None)
     return None if uid is None else int(uid)
 
 
 def _script(ch: str) -> str:
     """A readable name for the script (or kind of symbol) of a character: ``CJK``, ``HIRAGANA``, ``emoji``."""
-    import unicodedata
 
     if unicodedata.category(ch) in ("So", "Sk", "Cs", "Co"):
         return "emoji or symbols"
@@ -31,21 +33,19 @@ _CHARACTER_SCRIPTS = {"CJK", "Hiragana", "Katakana"}
 
 
 def _is_latin_or_common(ch: str) -> bool:
-    import unicodedata
 
     if not ch.isalpha():
         return True
     return unicodedata.name(ch, "").startswith("LATIN")
 
 
-def _piece(token: str) -> str:
+def word_piece(token: str) -> str:
     return token.removeprefix("##").removeprefix("Ġ").removeprefix("▁")
 
 
 def changed_by_tokenizer(src: str, piece: str) -> bool:
     """Non-Latin letters the tokenizer read as other letters: accent stripping turns が into か (the model then
     reads a different character). Latin accents (``café`` read as ``cafe``) are the English models' own design."""
-    import unicodedata
 
     if not any(not _is_latin_or_common(c) for c in src):
         return False
@@ -58,7 +58,7 @@ def changed_by_tokenizer(src: str, piece: str) -> bool:
 def _typed(side: TokenSide, i: int) -> str:
     """The input characters of token ``i`` without the display's flags (``→[UNK]``, ``→か``)."""
     src = side.source_text(i)
-    mark = READ_AS + _piece(side.tokens[i])
+    mark = READ_AS + word_piece(side.tokens[i])
     return src[:-len(mark)] if src.endswith(mark) and len(src) > len(mark) else src
 
 
@@ -73,7 +73,6 @@ def unknown_message(what: str, side: TokenSide, model: str) -> str | None:
     Args:
         what: ``"candidate"``, ``"reference"`` or ``"reference 2"``; side: its tokens; model: the model's name.
     """
-    from bertscore_viz.engine.languages import multilingual_hint
 
     unknown = side.unknown
     parts: list[str] = []
@@ -90,7 +89,7 @@ def unknown_message(what: str, side: TokenSide, model: str) -> str | None:
         if special or unknown[i]:
             continue
         src = _typed(side, i)
-        piece = _piece(tok)
+        piece = word_piece(tok)
         letters = [c for c in src if not _is_latin_or_common(c)]
         if not letters:
             continue

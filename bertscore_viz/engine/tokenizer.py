@@ -9,9 +9,11 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
+import transformers
+from transformers import AutoTokenizer
 
 from bertscore_viz.errors import ModelError
-from bertscore_viz.models.hub import _hub_kwargs
+from bertscore_viz.models.hub import hub_kwargs
 from bertscore_viz.models.spec import ModelSpec
 
 #: Used when a tokenizer reports no real maximum (DeBERTa-v3 says 1e30), as truncation would overflow.
@@ -38,7 +40,6 @@ class Tokenized:
 def load_tokenizer(spec: ModelSpec, kwargs: dict):
     """The model's tokenizer as the reference tokenizes: a GPT-2/RoBERTa BPE tokenizer with ``add_prefix_space=True``.
     ``kwargs``: ``from_pretrained``'s (``local_files_only`` or the hub's); loading errors propagate to the caller."""
-    from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(spec.source, **kwargs)
     if isinstance(tokenizer, _bpe_prefix_classes()):
@@ -79,9 +80,8 @@ class TextTokenizer:
 
     def __init__(self, spec: ModelSpec, tokenizer=None):
         if tokenizer is None:
-            import transformers
 
-            kwargs = {"local_files_only": True} if spec.local else _hub_kwargs(spec)
+            kwargs = {"local_files_only": True} if spec.local else hub_kwargs(spec)
             transformers.utils.logging.set_verbosity_error()
             try:
                 tokenizer = load_tokenizer(spec, kwargs)
@@ -144,7 +144,6 @@ class TextTokenizer:
 
 def _bpe_prefix_classes() -> tuple[type, ...]:
     """Tokenizer classes that bert-score encodes with ``add_prefix_space=True`` (GPT-2 and RoBERTa BPE)."""
-    import transformers
 
     names = ("GPT2Tokenizer", "GPT2TokenizerFast", "RobertaTokenizer", "RobertaTokenizerFast")
     return tuple(c for c in (getattr(transformers, n, None) for n in names) if isinstance(c, type))

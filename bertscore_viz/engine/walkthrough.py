@@ -24,8 +24,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 
+from bertscore_viz.engine import tensor_ops
 from bertscore_viz.engine.arguments import normalize_inputs
+from bertscore_viz.engine.encoder import (
+    layer_states,
+    model_through_layer,
+    windowed_layer_states,
+)
 from bertscore_viz.engine.matching import side_flags, similarity_dtype, weight_vector
 from bertscore_viz.errors import InputError
 
@@ -114,9 +121,6 @@ class Walkthrough:
 def _raw_norms(enc, id_lists: list[np.ndarray], layer: int) -> list[np.ndarray]:
     """Each token's vector length at ``layer`` before normalisation (one forward pass, for display; in windows,
     as window mode embeds it, for a text longer than the model's maximum)."""
-    import torch
-
-    from bertscore_viz.engine.encoder import layer_states, model_through_layer, windowed_layer_states
 
     net = model_through_layer(enc.model, layer)
     out = []
@@ -146,9 +150,6 @@ def compute(scorer, candidates, references) -> Walkthrough:
     Raises:
         InputError: more than :data:`MAX_PAIRS` pairs, or references that are not one string per candidate.
     """
-    import torch
-
-    from bertscore_viz.engine import tensor_ops
 
     cands, groups = normalize_inputs(candidates, references)
     if any(len(g) != 1 for g in groups):
@@ -318,10 +319,6 @@ def reproduction_script(w: Walkthrough, model_source: str, add_prefix_space: boo
 def candidate_gradient(scorer, w: Walkthrough, i: int) -> np.ndarray:
     """The length of the gradient of ``1 - F1`` of pair ``i`` with respect to each candidate token's input
     embedding (exact maxima, the pair's weights): which tokens would move the score most."""
-    import torch
-
-    from bertscore_viz.engine import tensor_ops
-    from bertscore_viz.engine.encoder import layer_states, model_through_layer, windowed_layer_states
 
     enc = scorer.encoder
     n_c, n_r = int(w.cand.lengths[i]), int(w.ref.lengths[i])

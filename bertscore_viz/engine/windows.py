@@ -22,19 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
-#: The modes of ``long_texts``: ``truncate`` (bert-score's: the tail past the maximum is dropped) and ``window``.
-LONG_TEXT_MODES = ("truncate", "window")
-
-
-def check_long_texts(mode) -> str:
-    """``mode`` if it is one of :data:`LONG_TEXT_MODES`, else an InputError that lists them."""
-    from bertscore_viz.errors import InputError
-
-    if not isinstance(mode, str) or mode not in LONG_TEXT_MODES:
-        raise InputError(f"long_texts must be 'truncate' (bert-score's: the tail past the model's maximum length is "
-                         f"dropped) or 'window' (long texts are embedded in overlapping windows), got {mode!r}.")
-    return mode
+import torch
 
 
 @dataclass(frozen=True)
@@ -161,11 +149,7 @@ def assemble(window_vectors, plan: WindowPlan):
     lengths = np.array([len(v) for v in window_vectors], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]])
     index = offsets[plan.window] + plan.row
-    try:
-        import torch
-    except ImportError:  # pragma: no cover - torch is a dependency
-        torch = None
-    if torch is not None and isinstance(window_vectors[0], torch.Tensor):
+    if isinstance(window_vectors[0], torch.Tensor):
         flat = torch.cat(list(window_vectors), dim=0)
         return flat.index_select(0, torch.as_tensor(index, device=flat.device))
     return np.concatenate(list(window_vectors), axis=0)[index]

@@ -12,11 +12,15 @@ is scored on its own).
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
 import numpy as np
+import pandas as pd
 
+from bertscore_viz.engine.languages import baseline_language_message, dataset_languages
 from bertscore_viz.engine.results import ScoreResult
 from bertscore_viz.engine.scorer import MatchStats, Scorer
 from bertscore_viz.errors import BaselineError
@@ -214,7 +218,6 @@ def system_table(comparison: Comparison, sig: Significance):
         pandas DataFrame with columns ``Rank, Cluster, Wins, System, Best, P, R, F1, <metric> CI low,
         <metric> CI high, Segments`` in the order of ``sig.systems`` (by score, ties in natural name order).
     """
-    import pandas as pd
 
     rows = []
     for name in sig.systems:
@@ -244,7 +247,6 @@ def segment_table(dataset: Dataset, comparison: Comparison, with_pr: bool = Fals
     Systems in rank order; the index is the segment's position in the dataset. Without a segment id column the
     ids are the file's line numbers, so only "Row" is shown.
     """
-    import pandas as pd
 
     data: dict[str, object] = {"Segment": dataset.segment_ids, "Row": dataset.rows,
                                "Reference": [_join_refs(r) for r in dataset.references]}
@@ -304,7 +306,6 @@ def length_buckets(dataset: Dataset, comparison: Comparison, metric: str = "F1")
     Returns:
         DataFrame with columns ``Bucket, System, Segments, <metric>``, buckets in length order (empty ones left out).
     """
-    import pandas as pd
 
     lengths = np.array([len(r[0].split()) for r in dataset.references])
     scores = comparison.scores(metric)
@@ -377,7 +378,6 @@ def language_report(dataset: Dataset, model: str):
     """Segments whose references or outputs are outside the model's languages (a script it does not read, or
     Latin-script text in another language), per system: :class:`bertscore_viz.engine.languages.DatasetLanguages`; its
     ``message()`` is the page's one summary (None when all is well or the model is not in the catalog)."""
-    from bertscore_viz.engine.languages import dataset_languages
 
     return dataset_languages(dataset.references, dataset.systems, model)
 
@@ -385,15 +385,12 @@ def language_report(dataset: Dataset, model: str):
 def baseline_language_note(dataset: Dataset, lang: str) -> str | None:
     """A warning when the dataset's references are mostly not in the language of the rescaling baseline
     (:func:`bertscore_viz.engine.languages.baseline_language_message`)."""
-    from bertscore_viz.engine.languages import baseline_language_message
 
     return baseline_language_message([group[0] for group in dataset.references if group], lang)
 
 
 def dataset_key(dataset: Dataset, model: str = "") -> str:
     """A hash of exactly what is scored (outputs, references) and the model: the cache key of a model pass."""
-    import hashlib
-    import json
 
     h = hashlib.sha256(model.encode("utf-8"))
     h.update(json.dumps([list(dataset.systems), list(dataset.systems.values()), dataset.references],

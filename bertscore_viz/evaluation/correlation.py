@@ -29,6 +29,8 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy import stats
+from scipy.stats import rankdata
 
 from bertscore_viz.evaluation.significance import DEFAULT_SAMPLES, DEFAULT_SEED
 
@@ -41,7 +43,6 @@ _BLOCK_CELLS = 2_000_000
 # --- one statistic ------------------------------------------------------------------------------------------------
 def correlation(x, y, statistic: str = "pearson") -> float:
     """One correlation as scipy computes it; NaN when undefined (fewer than 3 points, or a constant side)."""
-    from scipy import stats
 
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
@@ -91,7 +92,6 @@ def _rowwise_kendall(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 def _resampled(x: np.ndarray, y: np.ndarray, statistic: str) -> np.ndarray:
     """The statistic of each resample: ``x``, ``y`` are ``(m, n)`` resampled rows."""
-    from scipy.stats import rankdata
 
     if statistic == "pearson":
         return _rowwise_pearson(x, y)

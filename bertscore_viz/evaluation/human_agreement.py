@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
+import sacrebleu
 
 from bertscore_viz.engine.arguments import normalize_inputs
 from bertscore_viz.errors import InputError
@@ -28,7 +29,6 @@ SENTENCE_METRICS = ("chrF", "BLEU")
 
 def sentence_metric_scores(candidates, references) -> dict[str, np.ndarray]:
     """sacrebleu's sentence chrF and BLEU (default settings) of every output against all its references."""
-    import sacrebleu
 
     chrf = np.array([sacrebleu.sentence_chrf(c, list(r)).score for c, r in zip(candidates, references)])
     bleu = np.array([sacrebleu.sentence_bleu(c, list(r)).score for c, r in zip(candidates, references)])

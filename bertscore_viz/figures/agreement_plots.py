@@ -9,7 +9,10 @@ from __future__ import annotations
 import html
 import io
 
+import matplotlib
 import numpy as np
+import plotly.graph_objects as go
+from matplotlib.figure import Figure
 
 LAYER_COLORS = {"P": "#4c78a8", "R": "#f58518", "F1": "#54a24b"}
 #: Points drawn on the scatter; above, an even sample (the statistics always use every point).
@@ -20,7 +23,6 @@ HOVER_CHARS = 160
 
 def layer_curve_figure(layers: dict, layer: int, tuned: int | None, best: int | None, title: str | None = None):
     """Segment-level Pearson of P, R and F1 at every layer, with the current, tuned and best layers marked."""
-    import plotly.graph_objects as go
 
     fig = go.Figure()
     xs = list(range(len(layers["F1"])))
@@ -51,7 +53,6 @@ def _sample(n: int, limit: int = MAX_SCATTER_POINTS) -> np.ndarray:
 def scatter_figure(metric: str, values, human, candidates=None, references=None, colour_by=None,
                    title: str | None = None):
     """Each output as a point (metric score, human score); hover shows its text; coloured by system or group."""
-    import plotly.graph_objects as go
 
     values, human = np.asarray(values, dtype=np.float64), np.asarray(human, dtype=np.float64)
     idx = _sample(len(values))
@@ -81,10 +82,8 @@ def _short(text: str) -> str:
 
 def layer_curve_image(layers: dict, layer: int, tuned: int | None, best: int | None, fmt: str = "png") -> bytes:
     """The layer curve with matplotlib (PNG, SVG or PDF), math text off."""
-    import matplotlib
 
     matplotlib.use("Agg")
-    from matplotlib.figure import Figure
 
     fig = Figure(figsize=(7, 3.6), dpi=150)
     ax = fig.add_subplot()
@@ -113,10 +112,8 @@ def layer_curve_image(layers: dict, layer: int, tuned: int | None, best: int | N
 
 def scatter_image(metric: str, values, human, fmt: str = "png") -> bytes:
     """The scatter with matplotlib (PNG, SVG or PDF); no text of the outputs (they stay on the page)."""
-    import matplotlib
 
     matplotlib.use("Agg")
-    from matplotlib.figure import Figure
 
     values, human = np.asarray(values, dtype=np.float64), np.asarray(human, dtype=np.float64)
     idx = _sample(len(values))

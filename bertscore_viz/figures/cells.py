@@ -17,12 +17,12 @@ def esc(text: str) -> str:
     return html.escape(str(text), quote=False)
 
 
-def _label(side: TokenSide, i: int) -> str:
+def token_label(side: TokenSide, i: int) -> str:
     return side.tokens[i] if side.special[i] else side.display[i]
 
 
 @dataclass(frozen=True)
-class _Axis:
+class Axis:
     """The tokens of one side that a figure shows, and their tick labels."""
 
     positions: np.ndarray  # token positions shown, in order
@@ -31,14 +31,14 @@ class _Axis:
     word_bounds: list  # axis coordinates between words (merged view)
 
 
-def _shown(side: TokenSide, show_special: bool) -> np.ndarray:
+def shown_positions(side: TokenSide, show_special: bool) -> np.ndarray:
     return np.arange(len(side)) if show_special else np.flatnonzero(~side.special)
 
 
-def _axis(side: TokenSide, show_special: bool, merge_words: bool) -> _Axis:
-    pos = _shown(side, show_special)
+def axis_for(side: TokenSide, show_special: bool, merge_words: bool) -> Axis:
+    pos = shown_positions(side, show_special)
     if not merge_words:
-        return _Axis(pos, list(range(len(pos))), [esc(_label(side, int(p))) for p in pos], [])
+        return Axis(pos, list(range(len(pos))), [esc(token_label(side, int(p))) for p in pos], [])
     tickvals, ticktext, bounds = [], [], []
     k = 0
     while k < len(pos):
@@ -47,13 +47,13 @@ def _axis(side: TokenSide, show_special: bool, merge_words: bool) -> _Axis:
         if w >= 0:
             while end < len(pos) and side.word_index[pos[end]] == w:
                 end += 1
-        text = "".join(_label(side, int(p)) for p in pos[k:end]) if w >= 0 else _label(side, int(pos[k]))
+        text = "".join(token_label(side, int(p)) for p in pos[k:end]) if w >= 0 else token_label(side, int(pos[k]))
         tickvals.append((k + end - 1) / 2)
         ticktext.append(esc(text))
         if k > 0:
             bounds.append(k - 0.5)
         k = end
-    return _Axis(pos, tickvals, ticktext, bounds)
+    return Axis(pos, tickvals, ticktext, bounds)
 
 
 def cell_values(pair: PairExplanation, rescaled: bool | None = None) -> tuple[np.ndarray, float | None]:

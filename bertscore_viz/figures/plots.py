@@ -16,14 +16,16 @@ from __future__ import annotations
 import html
 
 import numpy as np
+import plotly.graph_objects as go
+from plotly.colors import sample_colorscale
 
 from bertscore_viz.engine.results import PairExplanation, TokenSide
 from bertscore_viz.figures.cells import (  # noqa: F401  (esc: the pages')
-    _axis,
-    _label,
-    _shown,
+    axis_for,
     cell_values,
     esc,
+    shown_positions,
+    token_label,
     window_cut_cells,
     window_lines,
 )
@@ -94,11 +96,10 @@ def heatmap_figure(pair: PairExplanation, show_special: bool = False, merge_word
     Returns:
         ``plotly.graph_objects.Figure``; row maxima are marked with circles, column maxima with diamonds.
     """
-    import plotly.graph_objects as go
 
     values, b_f = cell_values(pair, rescaled)
-    ya = _axis(pair.cand, show_special, merge_words)
-    xa = _axis(pair.ref, show_special, merge_words)
+    ya = axis_for(pair.cand, show_special, merge_words)
+    xa = axis_for(pair.ref, show_special, merge_words)
     rows, cols = ya.positions, xa.positions
     z = values[np.ix_(rows, cols)] if len(rows) and len(cols) else np.zeros((len(rows), len(cols)))
     row_max = np.zeros(values.shape, dtype=bool)
@@ -107,8 +108,8 @@ def heatmap_figure(pair: PairExplanation, show_special: bool = False, merge_word
     col_max[pair.ref_best_index, np.arange(values.shape[1])] = True
 
     sim_name = "rescaled similarity" if b_f is not None else "cosine similarity"
-    cand_lbl = [esc(_label(pair.cand, int(i))) for i in rows]
-    ref_lbl = [esc(_label(pair.ref, int(j))) for j in cols]
+    cand_lbl = [esc(token_label(pair.cand, int(i))) for i in rows]
+    ref_lbl = [esc(token_label(pair.ref, int(j))) for j in cols]
     cand_piece = [esc(pair.cand.tokens[int(i)]) for i in rows]
     ref_piece = [esc(pair.ref.tokens[int(j)]) for j in cols]
     cand_w = [f"{pair.cand.weights[int(i)]:.3f}" for i in rows]
@@ -227,7 +228,6 @@ ALIGN_SCALE = "RdYlBu"
 def _palette(n: int = 64) -> list[str]:
     """``n`` colours sampled once from :data:`ALIGN_SCALE` (red = weak match, blue = strong)."""
     if not _PALETTE:
-        from plotly.colors import sample_colorscale
 
         _PALETTE.extend(sample_colorscale(ALIGN_SCALE, list(np.linspace(0.0, 1.0, n))))
     return _PALETTE
@@ -248,13 +248,12 @@ def alignment_figure(pair: PairExplanation, show_special: bool = False, merge_wo
         n_bins: similarity bins for the line colours (one trace per bin keeps the figure light).
         max_width: pixel limit (None = grow with the sentences); a longer pair shows its first tokens, drag to pan.
     """
-    import plotly.graph_objects as go
 
     values, b_f = cell_values(pair, rescaled)
     n_c, n_r = values.shape
     c_best = values[np.arange(n_c), pair.cand_best_index] if n_c else np.zeros(0)
     r_best = values[pair.ref_best_index, np.arange(n_r)] if n_r else np.zeros(0)
-    c_shown, r_shown = _shown(pair.cand, show_special), _shown(pair.ref, show_special)
+    c_shown, r_shown = shown_positions(pair.cand, show_special), shown_positions(pair.ref, show_special)
     # specials that are the best match of a shown real token stay visible (they take part in the matching)
     c_nodes = np.array(sorted(set(c_shown.tolist()) | {int(i) for i in pair.ref_best_index[r_shown]
                                                         if pair.cand.special[int(i)]}), dtype=np.int64)
@@ -267,9 +266,9 @@ def alignment_figure(pair: PairExplanation, show_special: bool = False, merge_wo
             w = side.word_index[p]
             if merge_words and w >= 0:
                 out.append("" if w == last else
-                           esc("".join(_label(side, int(q)) for q in np.flatnonzero(side.word_index == w))))
+                           esc("".join(token_label(side, int(q)) for q in np.flatnonzero(side.word_index == w))))
             else:
-                out.append(esc(_label(side, int(p))))
+                out.append(esc(token_label(side, int(p))))
             last = w
         return out
 
@@ -348,13 +347,14 @@ def alignment_figure(pair: PairExplanation, show_special: bool = False, merge_wo
                     tcol.append("#888888")
                 elif is_src:
                     q = int(best_idx[p])
-                    hover.append(f"{name} <b>{esc(_label(side, p))}</b> [{esc(side.tokens[p])}] idf "
-                                 f"{side.weights[p]:.3f}<br>best match {esc(_label(dst, q))} [{esc(dst.tokens[q])}]"
+                    hover.append(f"{name} <b>{esc(token_label(side, p))}</b> [{esc(side.tokens[p])}] idf "
+                                 f"{side.weights[p]:.3f}<br>best match {esc(token_label(dst, q))} "
+                                 f"[{esc(dst.tokens[q])}]"
                                  f"<br>{sim_name} {best[p]:.4f} · contribution to {letter} {contrib[p]:.4f}")
                     mcol.append(colour(best[p]))
                     tcol.append("#c0392b" if wk[k] else "#262730")
                 else:
-                    hover.append(f"{name} <b>{esc(_label(side, p))}</b> [{esc(side.tokens[p])}]")
+                    hover.append(f"{name} <b>{esc(token_label(side, p))}</b> [{esc(side.tokens[p])}]")
                     mcol.append("#e0e0e0")
                     tcol.append("#262730")
             traces.append(dict(

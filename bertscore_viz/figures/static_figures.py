@@ -21,10 +21,24 @@ import threading
 from functools import lru_cache
 
 import numpy as np
+from matplotlib import colormaps, font_manager
+from matplotlib.cm import ScalarMappable
+from matplotlib.collections import LineCollection
+from matplotlib.colors import Normalize
+from matplotlib.figure import Figure
+from matplotlib.ft2font import FT2Font
 
+from bertscore_viz.engine.languages import script_of
 from bertscore_viz.engine.results import PairExplanation, TokenSide
 from bertscore_viz.errors import InputError
-from bertscore_viz.figures.cells import WINDOW_RGB, _axis, _label, _shown, cell_values, window_cut_cells
+from bertscore_viz.figures.cells import (
+    WINDOW_RGB,
+    axis_for,
+    cell_values,
+    shown_positions,
+    token_label,
+    window_cut_cells,
+)
 from bertscore_viz.figures.plots import ALIGN_SCALE, COL_MAX_COLOR, ROW_MAX_COLOR
 
 FORMATS = ("png", "svg", "pdf")
@@ -57,7 +71,6 @@ _LOCK = threading.Lock()
 @lru_cache(maxsize=None)
 def _charmap(path: str) -> frozenset:
     """The code points a font file has glyphs for (empty when the file cannot be read)."""
-    from matplotlib.ft2font import FT2Font
 
     try:
         return frozenset(FT2Font(path).get_charmap())
@@ -67,7 +80,6 @@ def _charmap(path: str) -> frozenset:
 
 def _installed_fonts() -> list[tuple[str, str]]:
     """``(family, file)`` of every font matplotlib knows on this machine (the fallback families first)."""
-    from matplotlib import font_manager
 
     seen, fonts = set(), []
     for f in font_manager.fontManager.ttflist:
@@ -105,7 +117,6 @@ def choose_fonts(chars: set[str], default: frozenset, fonts: list[tuple[str, fro
 
 def _font_plan(texts: list[str]) -> tuple[list[str], set[str]]:
     """``(font families to draw with, characters no installed font has)`` for these texts."""
-    from matplotlib import font_manager
 
     default_path = font_manager.findfont(font_manager.FontProperties())
     default_family = font_manager.FontProperties(fname=default_path).get_name()
@@ -120,7 +131,6 @@ def _font_plan(texts: list[str]) -> tuple[list[str], set[str]]:
 
 def _missing_note(missing: set[str]) -> str:
     """Which characters show as boxes, by script (the characters themselves would be boxes too)."""
-    from bertscore_viz.engine.languages import script_of
 
     kinds = sorted({script_of(c) or "symbol" for c in missing})
     return (f"No installed font has {len(missing)} character(s) of this pair ({', '.join(kinds)}): they show as "
@@ -150,7 +160,7 @@ def refusal(pair: PairExplanation, show_special: bool = False) -> str | None:
     """Why this pair cannot be drawn as a static figure (the message of :class:`FigureTooLarge`), or None: pages
     ask before offering the download, so that a click never fails."""
     try:
-        _check_size(len(_shown(pair.cand, show_special)), len(_shown(pair.ref, show_special)))
+        _check_size(len(shown_positions(pair.cand, show_special)), len(shown_positions(pair.ref, show_special)))
     except FigureTooLarge as exc:
         return str(exc)
     return None
@@ -190,9 +200,10 @@ def _word_labels(side: TokenSide, pos: np.ndarray, merge_words: bool) -> list[st
     for p in pos:
         w = side.word_index[p]
         if merge_words and w >= 0:
-            out.append("" if w == last else "".join(_label(side, int(q)) for q in np.flatnonzero(side.word_index == w)))
+            word = "".join(token_label(side, int(q)) for q in np.flatnonzero(side.word_index == w))
+            out.append("" if w == last else word)
         else:
-            out.append(_label(side, int(p)))
+            out.append(token_label(side, int(p)))
         last = w
     return out
 
@@ -208,11 +219,10 @@ def heatmap_image(pair: PairExplanation, fmt: str = "png", show_special: bool = 
     some tick labels, are left out, and the title says so); a pair over :data:`MAX_TOKENS` tokens a side is
     refused with :class:`FigureTooLarge`.
     """
-    from matplotlib.figure import Figure
 
     fmt = _check_format(fmt)
     values, _ = cell_values(pair)
-    ya, xa = _axis(pair.cand, show_special, merge_words), _axis(pair.ref, show_special, merge_words)
+    ya, xa = axis_for(pair.cand, show_special, merge_words), axis_for(pair.ref, show_special, merge_words)
     rows, cols = ya.positions, xa.positions
     _check_size(len(rows), len(cols))
     sub = values[np.ix_(rows, cols)]
@@ -292,11 +302,9 @@ def alignment_image(pair: PairExplanation, fmt: str = "png", show_special: bool 
                     merge_words: bool = False) -> bytes:
     """Candidate tokens on top, reference tokens below, a line from each token to its best match (with
     ``merge_words``, each word labelled once, on its first piece)."""
-    from matplotlib import colormaps
-    from matplotlib.figure import Figure
 
     fmt = _check_format(fmt)
-    cand, ref = _shown(pair.cand, show_special), _shown(pair.ref, show_special)
+    cand, ref = shown_positions(pair.cand, show_special), shown_positions(pair.ref, show_special)
     _check_size(len(cand), len(ref))
     c_lab, r_lab = _word_labels(pair.cand, cand, merge_words), _word_labels(pair.ref, ref, merge_words)
     title = _title(pair) + ("\nsolid: candidate → best reference token (P); dashed: reference → best candidate "
@@ -321,7 +329,6 @@ def alignment_image(pair: PairExplanation, fmt: str = "png", show_special: bool 
     real = np.concatenate([c_best[~pair.cand.special], r_best[~pair.ref.special]])
     lo = float(real.min()) if real.size else 0.0
     span = max(1e-6, (float(real.max()) if real.size else 1.0) - lo)
-    from matplotlib.collections import LineCollection
 
     solid = [((xc[i], 1), (xr[int(j)], 0), sims[i, int(j)]) for i, j in enumerate(pair.cand_best_index)
              if i in xc and int(j) in xr]
@@ -349,8 +356,6 @@ def alignment_image(pair: PairExplanation, fmt: str = "png", show_special: bool 
     ax.text(-0.8, 0.0, "reference", ha="right", va="center", fontsize=8, style="italic")
     ax.set_title(title + (f"\n{_missing_note(missing)}" if missing else ""), fontsize=8, parse_math=False,
                  fontfamily=families, wrap=True)
-    from matplotlib.cm import ScalarMappable
-    from matplotlib.colors import Normalize
 
     fig.colorbar(ScalarMappable(Normalize(lo, lo + span), cmap), ax=ax, shrink=0.8, pad=0.01,
                  label="rescaled similarity" if pair.rescaled is not None else "cosine")

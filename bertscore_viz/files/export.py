@@ -6,6 +6,8 @@ import io
 import json
 import math
 
+import pandas as pd
+
 #: Characters that start a formula in a spreadsheet, ASCII and full-width (some spreadsheets, e.g. with East Asian
 #: input, read the full-width forms as the ASCII ones).
 FORMULA_SIGNS = ("=", "+", "-", "@", "\uff1d", "\uff0b", "\uff0d", "\uff20")
@@ -31,7 +33,6 @@ def neutralize_cell(value):
 
 
 def _is_text(series) -> bool:
-    import pandas as pd
 
     return series.dtype == object or pd.api.types.is_string_dtype(series.dtype)
 
@@ -43,7 +44,6 @@ def safe_csv(frame, signature: str | None = None) -> bytes:
         frame: the table.
         signature: written as a last column ``signature`` when given.
     """
-    import pandas as pd
 
     df = frame.copy()
     df.columns = [neutralize_cell(str(c)) for c in df.columns]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -97,7 +98,6 @@ def atomic_write_many(items: list[tuple[str | Path, bytes]]) -> list[Path]:
     Raises:
         OutputError: the file system refused; nothing was written or changed.
     """
-    import shutil
 
     paths = [Path(p) for p, _ in items]
     temps: list[str] = []

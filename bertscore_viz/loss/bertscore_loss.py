@@ -38,11 +38,23 @@ import numpy as np
 import torch
 
 from bertscore_viz.engine import tensor_ops as ops
-from bertscore_viz.engine.encoder import layer_states, model_through_layer, pad_rows, windowed_layer_states
+from bertscore_viz.engine.encoder import (
+    PRECISIONS,
+    layer_states,
+    model_through_layer,
+    pad_rows,
+    windowed_layer_states,
+)
 from bertscore_viz.engine.idf import IdfWeights, compute_idf
+from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.engine.tokenizer import special_layout
 from bertscore_viz.errors import InputError, ModelError, shorten
-from bertscore_viz.loss.inputs import _id_to_token, _is_id_sequence, _right_padded, _shared_encoder
+from bertscore_viz.loss.inputs import (
+    id_to_token,
+    is_id_sequence,
+    right_padded_lengths,
+    shared_encoder,
+)
 
 METRICS = ("f1", "precision", "recall")
 REDUCTIONS = ("mean", "sum", "none")
@@ -115,8 +127,6 @@ class BERTScoreLoss(torch.nn.Module):
                  token_budget: int = REFERENCE_TOKEN_BUDGET, baseline_table=None, generator_tokenizer=None,
                  long_texts: str = "truncate"):
         super().__init__()
-        from bertscore_viz.engine.encoder import PRECISIONS
-        from bertscore_viz.engine.scorer import Scorer  # options, defaults, idf and baselines exactly as in scoring
 
         if metric not in METRICS:
             raise InputError(f"Unknown metric {metric!r}. Expected one of {', '.join(METRICS)}.")
@@ -233,7 +243,7 @@ class BERTScoreLoss(torch.nn.Module):
         elif self._own_model is not None:
             base = self._own_model.to(device)
         else:
-            enc = _shared_encoder(self.scorer.spec, device)
+            enc = shared_encoder(self.scorer.spec, device)
             if self.layer > enc.num_layers:  # cannot happen for the same model; kept as the Scorer checks it
                 raise ModelError(f"Layer {self.layer} does not exist in {self.scorer.spec.name}.")
             self.scorer = self.scorer.replace(encoder=enc)
@@ -250,8 +260,8 @@ class BERTScoreLoss(torch.nn.Module):
         Args:
             generator_tokenizer: a tokenizer (``get_vocab()``), a mapping token -> id, or a list of tokens.
         """
-        theirs = _id_to_token(generator_tokenizer)
-        ours = _id_to_token(self.encoder.tokenizer)
+        theirs = id_to_token(generator_tokenizer)
+        ours = id_to_token(self.encoder.tokenizer)
         bad = [i for i in range(min(len(theirs), len(ours))) if theirs[i] != ours[i]]
         if not bad and len(theirs) == len(ours):
             return
@@ -371,7 +381,7 @@ class BERTScoreLoss(torch.nn.Module):
                 if tuple(reference_mask.shape) != tuple(references.shape):
                     raise InputError(f"reference_mask has shape {tuple(reference_mask.shape)}, expected "
                                      f"{tuple(references.shape)} like the reference ids.")
-                lengths = _right_padded(reference_mask.bool(), "reference mask").tolist()
+                lengths = right_padded_lengths(reference_mask.bool(), "reference mask").tolist()
                 references = [row[:n] for row, n in zip(references, lengths)]
             else:
                 references = [row for row in references]
@@ -385,7 +395,7 @@ class BERTScoreLoss(torch.nn.Module):
         flat: list = []
         groups: list[tuple[int, int]] = []
         for i, r in enumerate(refs):
-            group = [r] if isinstance(r, str) or _is_id_sequence(r) else list(r)
+            group = [r] if isinstance(r, str) or is_id_sequence(r) else list(r)
             if not group:
                 raise InputError(f"Candidate {i} has an empty list of references; give at least one.")
             groups.append((len(flat), len(flat) + len(group)))
@@ -398,7 +408,7 @@ class BERTScoreLoss(torch.nn.Module):
         for k, r in enumerate(flat):
             if out[k] is not None:
                 continue
-            if not _is_id_sequence(r):
+            if not is_id_sequence(r):
                 raise InputError(f"Reference {k} is {type(r).__name__} {shorten(r)}; expected a string, a sequence "
                                  "of token ids, or a list of them (several references).")
             ids = np.asarray(r.detach().cpu() if isinstance(r, torch.Tensor) else r, dtype=np.int64).reshape(-1)
@@ -521,7 +531,7 @@ class BERTScoreLoss(torch.nn.Module):
                 raise InputError(f"attention_mask has shape {tuple(attention_mask.shape)}, expected {(b, t)} "
                                  "like the candidates.")
             mask = attention_mask.to(self.device).bool()
-        lengths = _right_padded(mask)
+        lengths = right_padded_lengths(mask)
         a, z = len(self._prefix), len(self._suffix)
         dev, dt, wrap = self.device, self.dtype, self.add_special_tokens
         prefix = torch.as_tensor(self._prefix, dtype=torch.long, device=dev)

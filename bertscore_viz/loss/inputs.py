@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from bertscore_viz.engine.encoder import get_encoder, loaded_encoders
 from bertscore_viz.errors import InputError
 
 
-def _same_device(a: torch.device, b: torch.device) -> bool:
+def same_device(a: torch.device, b: torch.device) -> bool:
     """Same device, an unset CUDA index meaning the current device."""
     if a.type != b.type:
         return False
@@ -18,13 +19,13 @@ def _same_device(a: torch.device, b: torch.device) -> bool:
     return a.index is None or b.index is None or a.index == b.index
 
 
-def _straight_through(soft: torch.Tensor, dim: int) -> torch.Tensor:
+def straight_through(soft: torch.Tensor, dim: int) -> torch.Tensor:
     index = soft.argmax(dim=dim, keepdim=True)
     hard = torch.zeros_like(soft).scatter_(dim, index, 1.0)
     return hard - soft.detach() + soft
 
 
-def _right_padded(mask: torch.Tensor, what: str = "attention mask") -> torch.Tensor:
+def right_padded_lengths(mask: torch.Tensor, what: str = "attention mask") -> torch.Tensor:
     """Lengths of a right-padded ``(b, t)`` mask; InputError when real positions follow padding."""
     lengths = mask.sum(dim=1)
     expected = torch.arange(mask.shape[1], device=mask.device)[None, :] < lengths[:, None]
@@ -35,7 +36,7 @@ def _right_padded(mask: torch.Tensor, what: str = "attention mask") -> torch.Ten
     return lengths
 
 
-def _id_to_token(vocabulary) -> list:
+def id_to_token(vocabulary) -> list:
     """``tokens[i]`` = the token of id ``i`` (None for an unused id) of a tokenizer (``get_vocab()``), a mapping
     token -> id, or a sequence of tokens in id order."""
     if hasattr(vocabulary, "get_vocab"):
@@ -51,10 +52,9 @@ def _id_to_token(vocabulary) -> list:
                      f"{type(vocabulary).__name__}.")
 
 
-def _shared_encoder(spec, device: torch.device):
+def shared_encoder(spec, device: torch.device):
     """The process-wide fp32 encoder of ``spec`` on ``device``: one already loaded there (whether it was asked
     for as ``"cuda"`` or ``"cuda:0"``), else a new one."""
-    from bertscore_viz.engine.encoder import get_encoder, loaded_encoders
 
     for enc in loaded_encoders():
         if (enc.key[:2] == (spec.name, spec.source) and enc.precision == "fp32"
@@ -63,7 +63,7 @@ def _shared_encoder(spec, device: torch.device):
     return get_encoder(spec, str(device), "fp32")
 
 
-def _is_id_sequence(x) -> bool:
+def is_id_sequence(x) -> bool:
     """A 1-D tensor/array or a flat list of ints (one reference as ids)."""
     if isinstance(x, torch.Tensor):
         return x.dim() == 1 and not x.is_floating_point()

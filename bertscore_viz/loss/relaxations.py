@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from bertscore_viz.errors import InputError
-from bertscore_viz.loss.inputs import _same_device, _straight_through
+from bertscore_viz.loss.inputs import same_device, straight_through
 
 
 def gumbel_softmax(logits: torch.Tensor, tau: float = 1.0, hard: bool = False, dim: int = -1,
@@ -30,7 +30,7 @@ def gumbel_softmax(logits: torch.Tensor, tau: float = 1.0, hard: bool = False, d
     """
     if not tau > 0:
         raise InputError(f"tau must be positive, got {tau}.")
-    if generator is not None and not _same_device(torch.device(generator.device), logits.device):
+    if generator is not None and not same_device(torch.device(generator.device), logits.device):
         raise InputError(f"The generator is on {generator.device} but the logits are on {logits.device}: torch draws "
                          "the noise on the generator's device. Create it there: "
                          "torch.Generator(device=logits.device).manual_seed(seed).")
@@ -39,10 +39,10 @@ def gumbel_softmax(logits: torch.Tensor, tau: float = 1.0, hard: bool = False, d
     exponential = -torch.log(u.clamp_min(tiny))  # Exp(1) noise, > 0
     gumbel = -torch.log(exponential.clamp_min(tiny))
     soft = torch.softmax((logits + gumbel) / tau, dim=dim)
-    return _straight_through(soft, dim) if hard else soft
+    return straight_through(soft, dim) if hard else soft
 
 
 def straight_through_one_hot(logits: torch.Tensor, dim: int = -1) -> torch.Tensor:
     """The one-hot argmax of ``logits`` in the forward pass, the gradient of ``softmax(logits)`` in the backward
     pass (straight-through estimator): the loss then scores the exact greedy output."""
-    return _straight_through(torch.softmax(logits, dim=dim), dim)
+    return straight_through(torch.softmax(logits, dim=dim), dim)

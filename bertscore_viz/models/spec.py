@@ -11,7 +11,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bertscore_viz.errors import ModelError
-from bertscore_viz.models.known import BUNDLED_ALIASES, BUNDLED_DEFAULT_LAYER, BUNDLED_MODEL_NAME, MODEL_LAYERS
+from bertscore_viz.models.catalog import (
+    catalog,
+    get_entry,
+    install_state,
+    installed_path,
+    models_home,
+)
+from bertscore_viz.models.known import (
+    BUNDLED_ALIASES,
+    BUNDLED_DEFAULT_LAYER,
+    BUNDLED_MODEL_NAME,
+    MODEL_LAYERS,
+)
 
 
 @dataclass(frozen=True)
@@ -100,7 +112,6 @@ def resolve_model(model: str | os.PathLike | None = None) -> ModelSpec:
 def _installed_catalog_dir(path: Path) -> ModelSpec | None:
     """The catalog spec (name, layer) when ``path`` is the installed directory of an offline catalog model, so that
     giving its path is the same as giving its name."""
-    from bertscore_viz.models.catalog import catalog, installed_path
 
     resolved = path.resolve()
     for entry in catalog():
@@ -115,7 +126,6 @@ def _resolve_offline(text: str) -> ModelSpec | None:
     """An offline catalog model (``models install``) by name: its installed directory, or a ModelError saying how
     to install (or reinstall) it. A hub-style alias (``sentence-transformers/all-mpnet-base-v2``) that is not
     installed stays a hub name."""
-    from bertscore_viz.models.catalog import get_entry, install_state, installed_path, models_home
 
     entry = get_entry(text)
     if entry is None or entry.kind != "offline":

@@ -20,6 +20,7 @@ global pairing.
 
 from __future__ import annotations
 
+import csv as _csv
 import datetime as _dt
 import hashlib
 import json
@@ -29,13 +30,16 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from bertscore_viz.engine.arguments import check_whole
 from bertscore_viz.engine.baseline import BaselineTable, parse_baseline
+from bertscore_viz.engine.scorer import CHUNK_PAIRS, Scorer
 from bertscore_viz.errors import InputError
 from bertscore_viz.files.fileio import atomic_write_many
 from bertscore_viz.files.textfile import decode_text, read_bytes, split_lines
 from bertscore_viz.locations import EXAMPLES_DIR
+from bertscore_viz.models.catalog import model_source_record
 from bertscore_viz.models.spec import resolve_model
-from bertscore_viz.versions import package_version
+from bertscore_viz.versions import __version__, package_version
 
 #: Largest default number of pairs.
 MAX_DEFAULT_PAIRS = 100_000
@@ -209,7 +213,6 @@ def plan_pairs(n_sentences: int, n_pairs: int, seed: int, block_pairs: int | Non
         A list of ``(k, 2)`` int arrays (candidate index, reference index), one per block; ``k`` sums to
         ``n_pairs``. Deterministic for a given ``(n_sentences, n_pairs, seed, block_pairs)``.
     """
-    from bertscore_viz.engine.scorer import CHUNK_PAIRS
 
     if n_sentences < 2:
         raise InputError("Pairing needs at least two different sentences.")
@@ -328,10 +331,6 @@ def compute_baseline(corpus: CorpusLines, model=None, lang: str = "en", n_pairs:
     Raises:
         InputError: fewer than two usable sentences, or a bad number of pairs.
     """
-    from bertscore_viz import __version__
-    from bertscore_viz.engine.arguments import check_whole
-    from bertscore_viz.engine.scorer import Scorer
-    from bertscore_viz.models.catalog import model_source_record
 
     check_whole(seed, "seed", minimum=0)  # before the model loads: numpy refuses negative seeds with a traceback
     check_whole(n_pairs, "the number of pairs", minimum=1, optional=True)
@@ -454,7 +453,6 @@ def example_pairs() -> tuple[list[str], list[str], str]:
     Returns:
         ``(candidates, references, source description)``.
     """
-    import csv as _csv
 
     path = EXAMPLES_DIR / "systems_example.csv"
     try:

@@ -22,10 +22,16 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
+import sacrebleu
+from scipy.stats import kendalltau, pearsonr
 
+from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.errors import InputError
 from bertscore_viz.files.fileio import atomic_write_many
-from bertscore_viz.versions import package_version
+from bertscore_viz.locations import BASELINE_DIR
+from bertscore_viz.models.catalog import model_source_record
+from bertscore_viz.models.spec import resolve_model
+from bertscore_viz.versions import __version__, package_version
 
 PREFIX = "DAseg-newstest2016"
 BLEU_ROW = "sentBLEU"
@@ -186,7 +192,6 @@ def read_da(data_dir: str | Path, lps: list[str] | None = None) -> list[DASet]:
 # --- correlations -----------------------------------------------------------------------------------------------
 def correlations(x: np.ndarray, human: np.ndarray) -> tuple[float, float]:
     """Pearson r and Kendall tau-b (scipy); NaN when either side is constant."""
-    from scipy.stats import kendalltau, pearsonr
 
     x = np.asarray(x, dtype=np.float64)
     if np.ptp(x) == 0 or np.ptp(human) == 0:
@@ -196,7 +201,6 @@ def correlations(x: np.ndarray, human: np.ndarray) -> tuple[float, float]:
 
 def sentence_bleu_scores(candidates, references) -> np.ndarray:
     """sacrebleu's sentence BLEU (default settings: exp smoothing, 13a tokenizer) of every segment."""
-    import sacrebleu
 
     return np.array([sacrebleu.sentence_bleu(c, [r]).score for c, r in zip(candidates, references)])
 
@@ -213,8 +217,6 @@ def tune_layers(data: str | Path | list[DASet], model=None, idf: bool = False, b
         bleu: add the sentence-BLEU row.
         progress: ``progress(done, total)`` in segments.
     """
-    from bertscore_viz.engine.scorer import Scorer
-    from bertscore_viz.models.spec import resolve_model
 
     sets = read_da(data) if not isinstance(data, list) else data
     if scorer is None:
@@ -251,8 +253,6 @@ def tune_layers(data: str | Path | list[DASet], model=None, idf: bool = False, b
 
 def _provenance(sets: list[DASet], scorer, idf: bool, bleu: bool) -> dict:
     """What :func:`tune_layers` records about a run (no path of this machine beyond the data paths as given)."""
-    from bertscore_viz import __version__
-    from bertscore_viz.models.catalog import model_source_record
 
     return {
         "model": scorer.spec.name,
@@ -282,7 +282,6 @@ def write_table(table: LayerTable, output: str | Path) -> list[Path]:
 
 def shipped_table_path(model: str) -> Path:
     """``baselines/layers/<model>.tsv``: the shipped layer-tuning table of a model."""
-    from bertscore_viz.locations import BASELINE_DIR
 
     return BASELINE_DIR / "layers" / f"{model}.tsv"
 

@@ -12,7 +12,13 @@ from huggingface_hub import try_to_load_from_cache
 
 from bertscore_viz.errors import ModelError
 from bertscore_viz.models import catalog
-from bertscore_viz.models.spec import BUNDLED_ALIASES, BUNDLED_MODEL_NAME, MODEL_LAYERS, ModelSpec, resolve_model
+from bertscore_viz.models.spec import (
+    BUNDLED_ALIASES,
+    BUNDLED_MODEL_NAME,
+    MODEL_LAYERS,
+    ModelSpec,
+    resolve_model,
+)
 from bertscore_viz.serving.config import Policy
 
 __all__ = ["ModelNotAllowed", "offered_models", "check_model"]

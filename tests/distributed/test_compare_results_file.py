@@ -13,6 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from bertscore_viz.distributed import jobs as distributed
+from bertscore_viz.distributed.options import ScoreOptions
 from bertscore_viz.errors import InputError
 from bertscore_viz.evaluation import results_file
 from bertscore_viz.files import upload
@@ -44,7 +45,7 @@ def files(ray_session, tmp_path_factory):
     rows = wide_rows(40, 2500)
     csv_path = tmp / "systems.csv"
     pd.DataFrame(rows).to_csv(csv_path, index=False)
-    run = distributed.score_files(csv_path, tmp / "out", block_segments=15, workers=2)
+    run = distributed.score_files(csv_path, tmp / "out", ScoreOptions(block_segments=15, workers=2))
     return csv_path, Path(run.scores)
 
 
@@ -115,8 +116,8 @@ def rescaled_file(ray_session, tmp_path_factory):
     csv_path = tmp / "worse_first.csv"
     pd.DataFrame({"segment_id": rows["segment_id"], "reference": rows["reference"], "sys_other": rows["sys_other"],
                   "sys_mt": rows["sys_mt"]}).to_csv(csv_path, index=False)
-    run = distributed.score_files(csv_path, tmp / "out", idf=True, rescale_with_baseline=True, block_segments=10,
-                                  workers=2)
+    run = distributed.score_files(csv_path, tmp / "out", ScoreOptions(
+        idf=True, rescale_with_baseline=True, block_segments=10, workers=2))
     return Path(run.scores)
 
 

@@ -14,6 +14,7 @@ from bertscore_viz.distributed import jobs as distributed
 from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.rescaling import baseline_compute as bc
 
+from . import faults
 from .conftest import ROOT, wide_rows
 
 NEWSTEST = ROOT / "data" / "newstest2017-english"
@@ -41,17 +42,17 @@ def corpus():
     return bc.corpus_from_lines(lines, "newstest2017-deen-ref.en[:900]")
 
 
-def test_distributed_baseline_file_equals_single_process(ray_session, corpus, tmp_path):
+def test_distributed_baseline_file_equals_single_process(ray_session, corpus, tmp_path, monkeypatch):
     # 1,500 pairs in 3 blocks of 500, every layer; a worker dies once on block 1 and its block is retried
     with torch_threads(1):
         local = bc.compute_baseline(corpus, n_pairs=1500, seed=11, block_pairs=500)
     marker = tmp_path / "fail_once"
     marker.write_text("1")
+    faults.inject(monkeypatch, marker)
     seen = []
     stats: dict = {}
     ray_result = bc.compute_baseline(corpus, n_pairs=1500, seed=11, block_pairs=500,
-                                     run_blocks=distributed.ray_block_runner(workers=2, fail_once=str(marker),
-                                                                             stats=stats),
+                                     run_blocks=distributed.ray_block_runner(workers=2, stats=stats),
                                      progress=lambda d, t: seen.append((d, t)))
     assert stats["resources"].cpus == 1  # the threads the in-process side used
     assert not marker.exists()

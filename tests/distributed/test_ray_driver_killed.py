@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 
 from bertscore_viz.distributed import jobs as distributed
+from bertscore_viz.distributed.options import ScoreOptions
 from bertscore_viz.engine.scorer import Scorer
 
 from .conftest import ROOT, wide_rows
@@ -65,7 +66,7 @@ def test_a_killed_driver_leaves_parts_that_a_rerun_completes(ray_session, tmp_pa
     assert not (out / distributed.SCORES_FILE).exists()
     _wait_for_free_cpus(ray_session, 2)
 
-    run = distributed.score_files(src, out, block_segments=BLOCK, workers=2)
+    run = distributed.score_files(src, out, ScoreOptions(block_segments=BLOCK, workers=2))
     assert run.blocks == n_blocks and run.blocks_run == n_blocks - left
     frame = pd.read_parquet(run.scores)
     assert len(frame) == 2 * N_SEGMENTS and not frame.duplicated(["segment_index", "system"]).any()

@@ -18,11 +18,14 @@ import pytest
 from bertscore_viz.cli import ray as ray_cli
 from bertscore_viz.distributed import inputs, pool
 from bertscore_viz.distributed import jobs as distributed
+from bertscore_viz.distributed.options import ScoreOptions
+from bertscore_viz.engine.idf import idf_from_counts
 from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.errors import InputError
 from bertscore_viz.evaluation import results_file
 from bertscore_viz.files import upload
 
+from . import faults
 from .conftest import wide_rows, write_long_csv
 
 TOL = 1e-6
@@ -47,8 +50,8 @@ def long_run(ray_session, tmp_path_factory):
     """2,000 real WMT16 candidates (2 systems x 1,000 segments, long layout, 2 references each), idf on, rescaled."""
     tmp = tmp_path_factory.mktemp("long")
     src = write_long_csv(tmp / "wmt16_long.csv", 1000)
-    run = distributed.score_files(src, tmp / "out", idf=True, rescale_with_baseline=True, block_segments=250,
-                                  workers=2)
+    run = distributed.score_files(src, tmp / "out", ScoreOptions(
+        idf=True, rescale_with_baseline=True, block_segments=250, workers=2))
     return src, run
 
 
@@ -87,7 +90,7 @@ def test_distributed_idf_equals_single_process_idf(ray_session, long_run):
     scorer = Scorer(idf=True)
     bounds = [(a, min(a + 300, ds.n_segments)) for a in range(0, ds.n_segments, 300)]
     res = distributed.Resources(2, 1, 0)
-    got = distributed._distributed_idf(ray_session, ds, bounds, None, scorer, res)
+    got = idf_from_counts(*distributed.distributed_document_frequencies(ray_session, ds, bounds, None, res))
     want = scorer.idf_weights([r for group in ds.references for r in group])
     assert got.num_documents == want.num_documents == 2000
     assert got.weights == want.weights and got.unseen == want.unseen
@@ -109,8 +112,9 @@ def fault_run(ray_session, wide_parquet_dir, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("fault")
     marker = tmp / "fail_once"
     marker.write_text("2")
-    run = distributed.score_files(wide_parquet_dir, tmp / "out", block_segments=50, workers=2,
-                                  fail_once=str(marker))
+    with pytest.MonkeyPatch.context() as mp:
+        faults.inject(mp, marker)
+        run = distributed.score_files(wide_parquet_dir, tmp / "out", ScoreOptions(block_segments=50, workers=2))
     assert not marker.exists(), "the fault was not injected: no worker reached block 2"
     return run
 
@@ -150,16 +154,16 @@ def test_rerun_completes_a_partial_output_directory(ray_session, fault_run, wide
     meta = {**table.schema.metadata, results_file.META_KEY: json.dumps(info).encode()}
     pq.write_table(table.replace_schema_metadata(meta).set_column(
         table.column_names.index("raw_f1"), "raw_f1", pa.array(np.zeros(table.num_rows))), other)
-    run = distributed.score_files(wide_parquet_dir, out, block_segments=50, workers=2)
+    run = distributed.score_files(wide_parquet_dir, out, ScoreOptions(block_segments=50, workers=2))
     assert run.blocks_run == 4
     after = pd.read_parquet(run.scores)
     pd.testing.assert_frame_equal(before, after, check_exact=False, rtol=0, atol=TOL)
     _assert_unique_and_complete(run.scores, 300, ["sys_mt", "sys_other"])
     # a second rerun has nothing left to do
-    assert distributed.score_files(wide_parquet_dir, out, block_segments=50).blocks_run == 0
+    assert distributed.score_files(wide_parquet_dir, out, ScoreOptions(block_segments=50)).blocks_run == 0
     # other settings into the same directory: refused, not mixed
     with pytest.raises(InputError, match="different job"):
-        distributed.score_files(wide_parquet_dir, out, block_segments=50, idf=True)
+        distributed.score_files(wide_parquet_dir, out, ScoreOptions(block_segments=50, idf=True))
 
 
 # --- bad input: clear errors, before Ray or any worker starts ---------------------------------------------------
@@ -198,7 +202,7 @@ def test_a_missing_mapped_column_is_named(no_ray, tmp_path):
     path = _csv(tmp_path / "x.csv", "ref,hyp\nThe cat.,A cat.\n")
     mapping = inputs.mapping_from_args(["reference"], "hyp")
     with pytest.raises(InputError, match="'reference'"):
-        distributed.score_files(path, tmp_path / "out", mapping=mapping)
+        distributed.score_files(path, tmp_path / "out", ScoreOptions(mapping=mapping))
 
 
 def test_files_with_different_columns_are_refused(no_ray, tmp_path):
@@ -223,9 +227,9 @@ def test_an_unknown_layer_or_missing_baseline_is_refused_before_ray(no_ray, tmp_
 
     path = _csv(tmp_path / "x.csv", "reference,sys\nThe cat sat.,A cat sat.\n")
     with pytest.raises(ModelError, match="Layer 40 does not exist"):
-        distributed.score_files(path, tmp_path / "out", layer=40)
+        distributed.score_files(path, tmp_path / "out", ScoreOptions(layer=40))
     with pytest.raises(BaselineError):
-        distributed.score_files(path, tmp_path / "out", rescale_with_baseline=True, lang="xx")
+        distributed.score_files(path, tmp_path / "out", ScoreOptions(rescale_with_baseline=True, lang="xx"))
 
 
 # --- failures: retried once, or a message that says what failed and that finished blocks stay -----------------
@@ -246,10 +250,11 @@ def _assert_single_process_numbers(scores, src):
         assert np.max(np.abs(got[name]["f1"].to_numpy() - want.f1)) < TOL, name
 
 
-def test_a_block_that_raises_on_its_first_attempt_is_tried_again(ray_session, small_csv, tmp_path):
+def test_a_block_that_raises_on_its_first_attempt_is_tried_again(ray_session, small_csv, tmp_path, monkeypatch):
     marker = tmp_path / "fail_once"
     marker.write_text("raise:2")
-    run = distributed.score_files(small_csv, tmp_path / "out", block_segments=15, workers=2, fail_once=str(marker))
+    faults.inject(monkeypatch, marker)
+    run = distributed.score_files(small_csv, tmp_path / "out", ScoreOptions(block_segments=15, workers=2))
     assert not marker.exists(), "the fault was not injected: no call reached block 2"
     assert run.blocks == run.blocks_run == 4
     _assert_unique_and_complete(run.scores, 60, ["sys_mt", "sys_other"])
@@ -257,12 +262,13 @@ def test_a_block_that_raises_on_its_first_attempt_is_tried_again(ray_session, sm
 
 
 def test_a_block_failing_on_every_attempt_stops_the_job_keeping_the_finished_blocks(ray_session, small_csv,
-                                                                                    tmp_path):
+                                                                                    tmp_path, monkeypatch):
     marker = tmp_path / "fail_always"
     marker.write_text("always:1")
     out = tmp_path / "out"
+    faults.inject(monkeypatch, marker)
     with pytest.raises(distributed.WorkerError) as err:
-        distributed.score_files(small_csv, out, block_segments=15, workers=2, fail_once=str(marker))
+        distributed.score_files(small_csv, out, ScoreOptions(block_segments=15, workers=2))
     msg = str(err.value)
     assert f"block 1 failed on all {pool.BLOCK_ATTEMPTS} attempts" in msg
     assert "RuntimeError: injected failure in block 1" in msg and "run the same command again" in msg
@@ -272,7 +278,7 @@ def test_a_block_failing_on_every_attempt_stops_the_job_keeping_the_finished_blo
     assert f"{len(kept)} of 4 block(s) are finished and kept" in msg
     assert not (out / distributed.SCORES_FILE).exists()
     marker.unlink()
-    run = distributed.score_files(small_csv, out, block_segments=15, workers=2)
+    run = distributed.score_files(small_csv, out, ScoreOptions(block_segments=15, workers=2))
     assert run.blocks_run == 4 - len(kept)
     _assert_unique_and_complete(run.scores, 60, ["sys_mt", "sys_other"])
     _assert_single_process_numbers(run.scores, small_csv)
@@ -296,7 +302,7 @@ def test_a_worker_that_cannot_start_is_a_message_not_a_traceback(ray_session, sm
 
     out = tmp_path / "out"
     with pytest.raises(distributed.WorkerError, match=r"a worker could not start \(.*Could not load model"):
-        distributed.score_files(small_csv, out, model=str(model_without_weights), layer=3, workers=1)
+        distributed.score_files(small_csv, out, ScoreOptions(model=str(model_without_weights), layer=3, workers=1))
     code = main(["score", "--ray", "--input", str(small_csv), "--output", str(out), "-m", str(model_without_weights),
                  "-l", "3", "--workers", "1"])
     err = capsys.readouterr().err

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from bertscore_viz import Scorer
-from bertscore_viz.cli.entry import main, read_lines
+from bertscore_viz.cli.entry import main
+from bertscore_viz.cli.score import read_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 CANDS = ["The cat sat on the mat.", "A quick brown fox jumps over the lazy dog.",
@@ -183,7 +184,7 @@ def test_module_entry_point_subprocess(files):
     ("v1.2", False), ("notes.md", True),
 ])
 def test_the_rule_for_missing_files(text, is_path):
-    from bertscore_viz.cli.entry import looks_like_path
+    from bertscore_viz.cli.score import looks_like_path
 
     assert looks_like_path(text) is is_path
 
@@ -204,7 +205,7 @@ def test_missing_files_exit_non_zero_with_a_clear_error(tmp_path, capsys, monkey
     ("Hello.", False), ("3.14", False), ("42", False), ("The cat sat.", False), ("", False), ("it's", False),
 ])
 def test_the_rule_for_bare_names(text, bare):
-    from bertscore_viz.cli.entry import looks_like_bare_name
+    from bertscore_viz.cli.score import looks_like_bare_name
 
     assert looks_like_bare_name(text) is bare
 

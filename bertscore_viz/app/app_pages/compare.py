@@ -20,11 +20,18 @@ import streamlit as st
 
 from bertscore_viz.app.ui import cache as ui_cache
 from bertscore_viz.app.ui import compare_view
-from bertscore_viz.app.ui.compare_state import compare_input, compare_state, forget_input, set_input
+from bertscore_viz.app.ui.compare_state import (
+    compare_input,
+    compare_state,
+    forget_input,
+    set_input,
+)
+from bertscore_viz.app.ui.explain_view import explain_pair, render_explanation
 from bertscore_viz.app.ui.long_texts import long_text_switch
 from bertscore_viz.app.ui.messages import escape_markdown, progress_callback, show_error
 from bertscore_viz.app.ui.settings import current_settings
 from bertscore_viz.app.ui.state import fresh
+from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.errors import BertScoreVizError
 from bertscore_viz.evaluation import compare, results_file
 from bertscore_viz.evaluation.significance import format_p, resamples_for
@@ -499,7 +506,6 @@ def _drilldown_tab(ds, comparison, settings, systems: list[str], fkey: str, expl
         st.markdown(escape_markdown(
             f"On this segment: {a} − {b} = F1 {diff[i]:+.4f} (P {ra.precision[i] - rb.precision[i]:+.4f}, "
             f"R {ra.recall[i] - rb.recall[i]:+.4f})"))
-    from bertscore_viz.app.ui.explain_view import explain_pair, render_explanation
 
     if settings.rescale and not comparison.rescaled:
         settings = replace(settings, rescale=False)  # no baseline: raw numbers, as in the tables above
@@ -563,7 +569,6 @@ def _results_table(data: bytes, fkey: str) -> results_file.ResultsTable:
 def _sidebar_baseline(settings, model: str, layer: int):
     """The P/R/F baseline the sidebar's settings give for the file's model and layer (None: rescaling off, another
     model, or no baseline): compared with the file's own."""
-    from bertscore_viz.engine.scorer import Scorer
 
     if not settings.rescale:
         return None

@@ -15,13 +15,21 @@ import streamlit as st
 
 from bertscore_viz.app.ui import cache as ui_cache
 from bertscore_viz.app.ui.compare_state import compare_input
-from bertscore_viz.app.ui.messages import escape_markdown, progress_callback, show_warnings
+from bertscore_viz.app.ui.messages import (
+    escape_markdown,
+    progress_callback,
+    show_warnings,
+)
 from bertscore_viz.evaluation import human_agreement as ha
 from bertscore_viz.figures import agreement_plots as plots
 from bertscore_viz.figures.plots import PLOTLY_CONFIG
 from bertscore_viz.files import upload
 from bertscore_viz.files.export import safe_csv, to_json
-from bertscore_viz.files.human_scores import HumanScored, find_human_column, parse_human_scores
+from bertscore_viz.files.human_scores import (
+    HumanScored,
+    find_human_column,
+    parse_human_scores,
+)
 from bertscore_viz.locations import EXAMPLES_DIR
 
 INPUT_KEY = "agreement_input"

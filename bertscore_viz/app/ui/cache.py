@@ -26,14 +26,23 @@ import threading
 
 import streamlit as st
 
+from bertscore_viz.app.ui.messages import progress_callback
 from bertscore_viz.engine.baseline import BaselineTable
 from bertscore_viz.engine.cache import CACHE
 from bertscore_viz.engine.encoder import get_encoder, release_encoder
 from bertscore_viz.engine.results import Signature
 from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.errors import BertScoreVizError, ModelError
+from bertscore_viz.files import upload
 from bertscore_viz.models.spec import ModelSpec
-from bertscore_viz.serving import baseline_store, config, job_queue, model_access, model_pool
+from bertscore_viz.serving import (
+    baseline_store,
+    config,
+    job_queue,
+    model_access,
+    model_pool,
+)
+from bertscore_viz.versions import package_version
 
 log = logging.getLogger("bertscore_viz.app")
 policy = config.policy
@@ -147,7 +156,6 @@ def example_f1(settings, candidates: list[str], references: list[str]):
     if hit is None:
         progress = None
         try:
-            from bertscore_viz.app.ui.messages import progress_callback
 
             progress = progress_callback("Scoring the example pairs")
             hit = scorer(settings, rescale=False).score(candidates, references, progress=progress).raw_f1
@@ -176,7 +184,6 @@ def rescaling_possible(settings) -> bool:
 def signature_text(settings) -> str:
     """The signature of the numbers the pages show: without ``-rescaled`` when rescaling was asked for but no
     baseline exists (the pages then show raw numbers)."""
-    from bertscore_viz.versions import package_version
 
     spec = resolve_model(settings.model)
     custom = custom_baseline(settings) is not None
@@ -211,7 +218,6 @@ def upload_widget_mb(own_limit: int | None = None) -> int:
 
 def upload_help(own_limit: int | None = None, rows: bool = False) -> str:
     """The limits an uploader states, as this server applies them."""
-    from bertscore_viz.files import upload
 
     pol = policy()
     text = f"At most {upload.describe_size(upload_limit_bytes(own_limit))} per file"
@@ -223,7 +229,6 @@ def upload_help(own_limit: int | None = None, rows: bool = False) -> str:
 def count_upload(data: bytes, name: str, own_limit: int | None = None) -> str | None:
     """Check one uploaded file against this server's limits and count it towards the session's total (each
     distinct file counts once, on whichever page it was uploaded). Returns why it is refused, or None."""
-    from bertscore_viz.files import upload
 
     pol = policy()
     limit = upload_limit_bytes(own_limit)
@@ -244,7 +249,6 @@ def count_upload(data: bytes, name: str, own_limit: int | None = None) -> str | 
 def read_upload(data: bytes, name: str):
     """:func:`bertscore_viz.files.upload.read_table` within the deployment's limits (:func:`count_upload`, and the most
     rows per file). Returns ``(table or None, problems)``."""
-    from bertscore_viz.files import upload
 
     refused = count_upload(data, name)
     if refused is not None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import streamlit as st
 
 #: Where the session keeps the object.
@@ -129,7 +130,6 @@ def dataset_raw_f1(model: str, layer: int, idf: bool):
     """The raw F1 of every system and segment of the dataset scored on Compare at this model, layer and idf
     (``(values, texts, description)``: candidate | reference for each value), or None when it was not scored so.
     The Baselines page shows rescaling on the user's own data with it, at no model pass."""
-    import numpy as np
 
     state = st.session_state.get(STATE_KEY)
     if not isinstance(state, CompareState) or not state.dataset:

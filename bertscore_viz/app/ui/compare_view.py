@@ -5,6 +5,8 @@ from __future__ import annotations
 import html
 
 import numpy as np
+import plotly.colors as pc
+import plotly.graph_objects as go
 
 from bertscore_viz.evaluation.compare import Comparison
 from bertscore_viz.evaluation.significance import Significance
@@ -25,7 +27,6 @@ def _sample(n: int, limit: int, seed: int = 0) -> np.ndarray:
 
 def distribution_figure(comparison: Comparison, metric: str = "F1", max_points: int = MAX_POINTS):
     """Box plot of each system's segment scores (outliers drawn; sampled above ``max_points``)."""
-    import plotly.graph_objects as go
 
     fig = go.Figure()
     scores_by = comparison.scores(metric)
@@ -41,7 +42,6 @@ def distribution_figure(comparison: Comparison, metric: str = "F1", max_points: 
 
 def palette(n: int) -> list[str]:
     """``n`` distinct colours: Plotly's 10 up to 10 systems, then Alphabet (26), then Dark24 + Light24 (48)."""
-    import plotly.colors as pc
 
     q = pc.qualitative
     for colours in (q.Plotly, q.Alphabet, q.Dark24 + q.Light24):
@@ -52,7 +52,6 @@ def palette(n: int) -> list[str]:
 
 def bucket_figure(buckets, metric: str = "F1"):
     """Mean score per reference-length bucket, one line per system; each bucket's size in its label."""
-    import plotly.graph_objects as go
 
     fig = go.Figure()
     names = list(dict.fromkeys(buckets["System"]))
@@ -73,7 +72,6 @@ def bucket_figure(buckets, metric: str = "F1"):
 def scatter_figure(comparison: Comparison, a: str, b: str, segment_ids, metric: str = "F1",
                    max_points: int = MAX_POINTS):
     """System A against system B, one point per segment; above the diagonal B scores higher."""
-    import plotly.graph_objects as go
 
     sa, sb = comparison.scores(metric)[a], comparison.scores(metric)[b]
     idx = _sample(len(sa), max_points)
@@ -96,7 +94,6 @@ def scatter_figure(comparison: Comparison, a: str, b: str, segment_ids, metric: 
 def pvalue_figure(sig: Significance):
     """Heat map of the pairwise p values (dark = significant at 0.05); the title names their family (Holm over how
     many pairs, or uncorrected)."""
-    import plotly.graph_objects as go
 
     names = [_esc(s) for s in sig.systems]
     text = [[f"{p:.3f}" for p in row] for row in sig.matrix]

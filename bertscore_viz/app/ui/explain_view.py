@@ -23,9 +23,10 @@ from bertscore_viz.app.ui.long_texts import long_text_switch, window_caption
 from bertscore_viz.app.ui.messages import escape_markdown, show_warnings
 from bertscore_viz.app.ui.state import fresh
 from bertscore_viz.engine import explain_table
+from bertscore_viz.engine.languages import baseline_language_message
 from bertscore_viz.engine.results import MultiReferenceExplanation, PairExplanation
 from bertscore_viz.errors import BaselineError, BertScoreVizError
-from bertscore_viz.figures import plots
+from bertscore_viz.figures import plots, static_figures
 from bertscore_viz.files import export
 
 METRICS = ("Precision", "Recall", "F1")
@@ -166,7 +167,6 @@ def _downloads(explanation, pair: PairExplanation, view: tuple[bool, bool], key:
     Built only when clicked; the figures at full size (every token), with the page's special/merge choices.
     PNG and SVG come from matplotlib (installed with the app), the value printed in each heatmap cell.
     """
-    from bertscore_viz.figures import static_figures
 
     sig = str(pair.signature)
     name = download_stem(pair)
@@ -231,7 +231,6 @@ def render_explanation(explanation: PairExplanation | MultiReferenceExplanation,
         max_length = cache.model_info(cache.resolve_model(settings.model))["max_length"]
         long_text_switch(n_long, sum(s.dropped for s in sides), max_length, settings.long_texts)
     if explanation.rescaled is not None:  # the baseline's language against the text's (a Japanese pair, "en")
-        from bertscore_viz.engine.languages import baseline_language_message
 
         refs = [p.reference for p in explanation.pairs] if isinstance(explanation, MultiReferenceExplanation) \
             else [explanation.reference]

@@ -12,13 +12,21 @@ from dataclasses import dataclass, replace
 import streamlit as st
 
 from bertscore_viz.app.ui import cache, persist
-from bertscore_viz.app.ui.cache import resolve_model  # the deployment's allow-list applies to every model chosen here
+from bertscore_viz.app.ui.cache import (
+    resolve_model,  # the deployment's allow-list applies to every model chosen here
+)
 from bertscore_viz.app.ui.long_texts import LONG_TEXTS_KEY
 from bertscore_viz.app.ui.messages import escape_markdown, show_error
 from bertscore_viz.app.ui.state import fresh
+from bertscore_viz.engine.baseline import (
+    display_path,
+    languages_with_baseline,
+    shipped_baseline_path,
+)
 from bertscore_viz.errors import BertScoreVizError
 from bertscore_viz.models.catalog import availability, catalog, get_entry
 from bertscore_viz.models.spec import BUNDLED_MODEL_NAME
+from bertscore_viz.serving.baseline_store import saved_baseline_path
 
 log = logging.getLogger("bertscore_viz.app")
 
@@ -60,12 +68,10 @@ def _languages(model: str, rescale: bool) -> list[str]:
     session, or saved on this server by an earlier one; all when none)."""
     if not rescale:
         return LANGS
-    from bertscore_viz.engine.baseline import languages_with_baseline
 
     custom = [lang for (lang, m) in st.session_state.get("custom_baselines", {}) if m == model]
     directory = cache.policy().baseline_dir
     if directory:  # baselines saved on this server by earlier sessions
-        from bertscore_viz.serving.baseline_store import saved_baseline_path
 
         custom += [lang for lang in LANGS if saved_baseline_path(directory, lang, model).is_file()]
     langs = list(dict.fromkeys(languages_with_baseline(model) + custom))
@@ -133,7 +139,6 @@ def sidebar() -> Settings:
 def baseline_in_use(settings, model: str) -> str:
     """Which baseline the numbers are rescaled with: this session's (computed or uploaded), one saved on this
     server, or the shipped file (named as messages name it)."""
-    from bertscore_viz.engine.baseline import display_path, shipped_baseline_path
 
     custom = cache.custom_baseline(settings)
     if custom is not None:

@@ -4,6 +4,7 @@ the download of a plain-torch script that reproduces the numbers. Every text is 
 
 from __future__ import annotations
 
+import html
 import inspect
 
 import numpy as np
@@ -119,7 +120,6 @@ def similarity_figure(w: wt.Walkthrough, i: int) -> go.Figure:
 
 
 def _esc(text: str) -> str:
-    import html
 
     return html.escape(str(text), quote=False)
 

