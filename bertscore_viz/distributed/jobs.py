@@ -73,7 +73,6 @@ from bertscore_viz.distributed.pool import (
     connect,
     guarded,
     import_ray,
-    peak_rss_mb,
     plan_resources,
     stream,
 )
@@ -111,7 +110,7 @@ class ScoreRun:
         (the others were already done); signature: of the reported numbers; problems: input problems (rows left
         out, empty cells); seconds: wall time; startup_seconds: Ray start-up and actor pool set-up (until the first
         block came back, less its own scoring time); block_seconds: each block's scoring time in its worker;
-        worker_peak_rss_mb: largest peak resident memory of a worker process; driver_peak_rss_mb: of this process.
+        worker_peak_rss_mb: largest peak resident memory of a worker process.
     """
 
     output: Path
@@ -126,7 +125,6 @@ class ScoreRun:
     block_seconds: list = field(default_factory=list)
     resources: Resources | None = None
     worker_peak_rss_mb: float = 0.0
-    driver_peak_rss_mb: float = 0.0
 
 
 def _check_layer(scorer: Scorer) -> None:
@@ -314,7 +312,6 @@ def score_files(inputs: str | Sequence[str], output: str | Path, options: ScoreO
                                      document_frequencies=frequencies)
     _merge(job.parts, len(job.bounds), job.out / SCORES_FILE, meta)
     run.seconds = time.perf_counter() - t_start
-    run.driver_peak_rss_mb = peak_rss_mb()
     return run
 
 

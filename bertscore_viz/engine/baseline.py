@@ -24,8 +24,6 @@ from bertscore_viz.engine.arguments import check_lang
 from bertscore_viz.errors import BaselineError, shorten
 from bertscore_viz.locations import BASELINE_DIR
 
-#: Baselines added at run time (computed or uploaded in the app), keyed by (lang, model name).
-_REGISTERED: dict[tuple[str, str], "BaselineTable"] = {}
 _FULL_PATHS: contextvars.ContextVar[bool] = contextvars.ContextVar("bertscore_viz_full_paths", default=False)
 
 
@@ -215,33 +213,20 @@ def _shipped_file(lang: str, model: str) -> Path | None:
 
 
 def languages_with_baseline(model: str) -> list[str]:
-    """Languages with a shipped or registered baseline file for ``model`` (sorted; ``en`` first)."""
+    """Languages with a shipped baseline file for ``model`` (sorted; ``en`` first)."""
     langs = {d.name for d in BASELINE_DIR.iterdir()
              if d.is_dir() and d.name != "layers" and _shipped_file(d.name, model) is not None}
-    langs |= {lang for (lang, m) in _REGISTERED if m == model}
     return sorted(langs, key=lambda x: (x != "en", x))
 
 
-def register_baseline(lang: str, model: str, table: BaselineTable) -> None:
-    """Make a computed or uploaded baseline the one used for (lang, model) in this process."""
-    _REGISTERED[(lang, model)] = table
-
-
-def registered_baseline(lang: str, model: str) -> BaselineTable | None:
-    return _REGISTERED.get((lang, model))
-
-
 def find_baseline(model: str, lang: str, baseline_path: str | Path | None = None) -> BaselineTable:
-    """The baseline for a model and language: an explicit file, else one registered at run time, else shipped.
+    """The baseline for a model and language: an explicit file, else the shipped one.
 
     Raises:
         BaselineError: naming the file that was looked for, the model, and how to compute one.
     """
     if baseline_path is not None:
         return read_baseline(baseline_path)
-    registered = registered_baseline(lang, model)
-    if registered is not None:
-        return registered
     check_lang(lang)
     path = shipped_baseline_path(lang, model)
     if _shipped_file(lang, model) is None:

@@ -24,15 +24,31 @@ from bertscore_viz.evaluation.significance import DEFAULT_SAMPLES, DEFAULT_SEED
 
 ProgressFn = Callable[[int, int], None]
 BERTSCORE_METRICS = ("BERTScore-P", "BERTScore-R", "BERTScore-F1")
-SENTENCE_METRICS = ("chrF", "BLEU")
 
 
-def sentence_metric_scores(candidates, references) -> dict[str, np.ndarray]:
-    """sacrebleu's sentence chrF and BLEU (default settings) of every output against all its references."""
+#: sacrebleu's sentence-level metrics, default settings (BLEU: exp smoothing, 13a tokenizer).
+SENTENCE_METRICS = {"chrF": sacrebleu.sentence_chrf, "BLEU": sacrebleu.sentence_bleu}
 
-    chrf = np.array([sacrebleu.sentence_chrf(c, list(r)).score for c, r in zip(candidates, references)])
-    bleu = np.array([sacrebleu.sentence_bleu(c, list(r)).score for c, r in zip(candidates, references)])
-    return {"chrF": chrf, "BLEU": bleu}
+
+def sentence_metric_scores(candidates, references, metrics=("chrF", "BLEU")) -> dict[str, np.ndarray]:
+    """sacrebleu's sentence chrF and BLEU (default settings) of every output against all its references (a list
+    of references per output)."""
+    return {name: np.array([SENTENCE_METRICS[name](c, list(r)).score for c, r in zip(candidates, references)])
+            for name in metrics}
+
+
+def layer_correlations(values, human) -> tuple[list[float], list[float]]:
+    """Segment-level Pearson r and Kendall tau-b (scipy's) of each row of ``values`` ``(n_layers, n)`` with
+    ``human`` ``(n,)``, over the outputs where both are finite; NaN where undefined. The one per-layer correlation
+    of the package: ``tune-layers``, ``correlate`` and the Agreement page's layer curve."""
+    human = np.asarray(human, dtype=np.float64)
+    finite = np.isfinite(human)
+    pearson, kendall = [], []
+    for row in np.asarray(values, dtype=np.float64):
+        ok = finite & np.isfinite(row)
+        pearson.append(correlation(row[ok], human[ok], "pearson"))
+        kendall.append(correlation(row[ok], human[ok], "kendall"))
+    return pearson, kendall
 
 
 @dataclass(frozen=True)
@@ -148,13 +164,9 @@ def report_at(scores: LayerScores, layer: int, human, systems=None, groups=None,
     metrics = dict(zip(BERTSCORE_METRICS, scores.values[layer]))
     metrics.update(sentence or {})
     overall = agreement(metrics, human, systems, n_samples, seed)
-    finite = np.isfinite(human)
-    layers, layers_k = {"P": [], "R": [], "F1": []}, {"P": [], "R": [], "F1": []}
-    for values in scores.values:
-        for k, name in enumerate(("P", "R", "F1")):
-            ok = finite & np.isfinite(values[k])
-            layers[name].append(correlation(values[k][ok], human[ok], "pearson"))
-            layers_k[name].append(correlation(values[k][ok], human[ok], "kendall"))
+    layers, layers_k = {}, {}
+    for k, name in enumerate(("P", "R", "F1")):
+        layers[name], layers_k[name] = layer_correlations(scores.values[:, k], human)
     f1 = [x if math.isfinite(x) else -math.inf for x in layers["F1"]]
     best = int(np.argmax(f1)) if any(math.isfinite(x) for x in layers["F1"]) else None
     by_group = {}

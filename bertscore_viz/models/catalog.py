@@ -110,11 +110,6 @@ class CatalogEntry:
     def english_only(self) -> bool:
         return self.languages == ("en",)
 
-    @property
-    def download_mb(self) -> int:
-        """Size of the wheels, in MB (rounded up)."""
-        return -(-sum(p.size for p in self.parts) // 2**20)
-
     def space_needed_mb(self, missing: "tuple[Part, ...] | list[Part] | None" = None) -> int:
         """Free disk space an install needs at its peak: the wheels still to download (all when ``missing`` is
         None) plus the work directory. Downloaded wheels stay in ``<home>/.downloads`` until the install has

@@ -161,13 +161,3 @@ MODEL_LAYERS: dict[str, int] = {
     "microsoft/deberta-v3-large": 12,  # 0.6927693082293821
     "khalidalt/DeBERTa-v3-large-mnli": 18,  # 0.7428756686018376
 }
-
-#: bert-score's language defaults. We use them only when a user asks for a hub model by language
-#: (``model="lang-default"``); our own default for every language is the bundled model, which runs offline.
-LANG_MODELS: dict[str, str] = {
-    "en": "roberta-large",
-    "zh": "bert-base-chinese",
-    "tr": "dbmdz/bert-base-turkish-cased",
-    "en-sci": "allenai/scibert_scivocab_uncased",
-}
-MULTILINGUAL_MODEL = "bert-base-multilingual-cased"

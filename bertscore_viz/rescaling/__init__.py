@@ -1,2 +1,1 @@
-"""Computing what rescaling and layer choice rest on: baselines from a corpus (baseline_compute) and the tuned
-layer from human judgments (layers)."""
+"""What rescaling rests on: baselines computed from random pairs of a monolingual corpus (baseline_compute)."""

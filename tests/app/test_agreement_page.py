@@ -14,9 +14,9 @@ import pytest
 from bertscore_viz.cli.entry import main as cli
 from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.evaluation.human_agreement import run_agreement
+from bertscore_viz.evaluation.layer_tuning import read_da
 from bertscore_viz.files.human_scores import parse_human_scores
 from bertscore_viz.models.spec import BUNDLED_MODEL_NAME
-from bertscore_viz.rescaling.layers import read_da
 
 from .navigation import ROOT, app, texts
 

@@ -10,6 +10,7 @@ import pytest
 
 from bertscore_viz.engine.baseline import BASELINE_DIR, read_baseline
 from bertscore_viz.errors import ModelError
+from bertscore_viz.evaluation import layer_tuning as layers
 from bertscore_viz.models.catalog import (
     INSTALLED_MARKER,
     MPNET,
@@ -23,7 +24,6 @@ from bertscore_viz.models.catalog import (
     status_line,
 )
 from bertscore_viz.models.spec import MODEL_LAYERS, bundled_model_path, resolve_model
-from bertscore_viz.rescaling import layers
 
 
 @pytest.fixture()

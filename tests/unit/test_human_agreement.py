@@ -12,9 +12,9 @@ from scipy import stats
 
 from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.evaluation.human_agreement import run_agreement
+from bertscore_viz.evaluation.layer_tuning import read_da, tune_layers
 from bertscore_viz.files.human_scores import parse_human_scores
 from bertscore_viz.locations import EXAMPLES_DIR
-from bertscore_viz.rescaling.layers import read_da, tune_layers
 
 LONG = ("system,segment_id,candidate,reference,human,lp\n"
         "A,1,The cat sat on the mat.,A cat sat on the mat.,0.9,de-en\n"

@@ -13,8 +13,9 @@ import pytest
 from bertscore_viz import Scorer
 from bertscore_viz.cli.entry import main
 from bertscore_viz.errors import InputError
+from bertscore_viz.evaluation import layer_tuning as layers
+from bertscore_viz.evaluation.human_agreement import layer_correlations
 from bertscore_viz.models.spec import BUNDLED_DEFAULT_LAYER, BUNDLED_MODEL_NAME
-from bertscore_viz.rescaling import layers
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("BERTSCORE_VIZ_DATA", ROOT / "data"))
@@ -130,7 +131,7 @@ def test_bad_data_gets_clear_errors(tmp_path):
     (tmp_path / f"{layers.PREFIX}.human.xx-en").write_text("0.1\nhigh\n0.3\n")
     with pytest.raises(InputError, match="not a number"):
         layers.read_da(tmp_path)
-    assert all(math.isnan(v) for v in layers.correlations(np.ones(5), np.arange(5.0)))
+    assert all(math.isnan(v[0]) for v in layer_correlations(np.ones((1, 5)), np.arange(5.0)))
 
 
 def test_shipped_table_covers_every_layer_and_sets_the_default():

@@ -28,9 +28,9 @@ from bertscore_viz.engine.baseline import (
     shipped_baseline_path,
 )
 from bertscore_viz.errors import BaselineError, BertScoreVizError
+from bertscore_viz.evaluation import layer_tuning
 from bertscore_viz.models.spec import BUNDLED_DEFAULT_LAYER, BUNDLED_MODEL_NAME
 from bertscore_viz.rescaling import baseline_compute as bc
-from bertscore_viz.rescaling import layers as layer_tuning
 
 CORPUS_KEY = "baseline_corpus_input"
 FILE_KEY = "baseline_file_input"

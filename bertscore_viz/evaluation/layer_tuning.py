@@ -4,10 +4,12 @@ Data layout (as ``data/wmt16-da-to-english``): for each language pair ``lp`` (``
 ``DAseg-newstest2016.human.<lp>`` (one direct-assessment score per line), ``DAseg-newstest2016.mt-system.<lp>``
 (the candidates) and ``DAseg-newstest2016.reference.<lp>`` (the references), line-aligned.
 
-For every language pair, one ``Scorer.match(..., layers="all")`` pass gives the F1 of every segment at every layer;
-then per layer the Pearson correlation and Kendall's tau (tau-b, scipy) with the human scores, and their averages
-over the language pairs. bert-score's ``model2layers`` defaults are the layers with the best average Pearson.
-Sentence BLEU (sacrebleu's ``sentence_bleu``, default settings) on the same segments is the point of comparison.
+For every language pair, one model pass gives the F1 of every segment at every layer
+(:func:`~bertscore_viz.evaluation.human_agreement.layer_scores`, as the Agreement page and ``correlate`` compute it);
+then per layer the Pearson correlation and Kendall's tau (tau-b, scipy) with the human scores
+(:func:`~bertscore_viz.evaluation.human_agreement.layer_correlations`, the same function), and their averages over
+the language pairs. bert-score's ``model2layers`` defaults are the layers with the best average Pearson. Sentence
+BLEU (sacrebleu's ``sentence_bleu``, default settings) on the same segments is the point of comparison.
 """
 
 from __future__ import annotations
@@ -15,18 +17,16 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
-import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
-import sacrebleu
-from scipy.stats import kendalltau, pearsonr
 
 from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.errors import InputError
+from bertscore_viz.evaluation.human_agreement import layer_correlations, layer_scores, sentence_metric_scores
 from bertscore_viz.files.fileio import atomic_write_many
 from bertscore_viz.locations import BASELINE_DIR
 from bertscore_viz.models.catalog import model_source_record
@@ -189,22 +189,6 @@ def read_da(data_dir: str | Path, lps: list[str] | None = None) -> list[DASet]:
     return out
 
 
-# --- correlations -----------------------------------------------------------------------------------------------
-def correlations(x: np.ndarray, human: np.ndarray) -> tuple[float, float]:
-    """Pearson r and Kendall tau-b (scipy); NaN when either side is constant."""
-
-    x = np.asarray(x, dtype=np.float64)
-    if np.ptp(x) == 0 or np.ptp(human) == 0:
-        return math.nan, math.nan
-    return float(pearsonr(x, human)[0]), float(kendalltau(x, human)[0])
-
-
-def sentence_bleu_scores(candidates, references) -> np.ndarray:
-    """sacrebleu's sentence BLEU (default settings: exp smoothing, 13a tokenizer) of every segment."""
-
-    return np.array([sacrebleu.sentence_bleu(c, [r]).score for c, r in zip(candidates, references)])
-
-
 def tune_layers(data: str | Path | list[DASet], model=None, idf: bool = False, bleu: bool = True,
                 batch_size: int = 64, device: str | None = None, progress: ProgressFn | None = None,
                 scorer=None) -> LayerTable:
@@ -223,10 +207,9 @@ def tune_layers(data: str | Path | list[DASet], model=None, idf: bool = False, b
         spec = resolve_model(model)
         scorer = Scorer(model=spec, layer=spec.default_layer if spec.default_layer is not None else 0,
                         batch_size=batch_size, device=device)
-    n_layers = scorer.encoder.num_layers + 1
+    if scorer.idf != idf:  # idf weights from each language pair's references, as the pass computes them
+        scorer = scorer.replace(idf=idf)
     table = LayerTable(scorer.spec.name, [s.lp for s in sets], idf, provenance=_provenance(sets, scorer, idf, bleu))
-    for layer in range(n_layers):
-        table.pearson[layer], table.kendall[layer] = {}, {}
     total = sum(len(s.human) for s in sets)
     done = 0
     for s in sets:
@@ -234,20 +217,20 @@ def tune_layers(data: str | Path | list[DASet], model=None, idf: bool = False, b
             if progress and t:
                 progress(before + int(k * d / t), total)
 
-        stats = scorer.match(list(s.candidates), list(s.references), layers="all", progress=lp_progress)
-        weights = stats.reference_idf() if idf else None
-        for layer in range(n_layers):
-            f1 = stats.pair_scores(layer, weights)[0][:, 2]
-            table.pearson[layer][s.lp], table.kendall[layer][s.lp] = correlations(f1, s.human)
+        scores = layer_scores(scorer, list(s.candidates), list(s.references), lp_progress)
+        pearson, kendall = layer_correlations(scores.values[:, 2], s.human)
+        for layer, (r, tau) in enumerate(zip(pearson, kendall)):
+            table.pearson.setdefault(layer, {})[s.lp] = r
+            table.kendall.setdefault(layer, {})[s.lp] = tau
+        if bleu:
+            b = sentence_metric_scores(s.candidates, [[r] for r in s.references], ("BLEU",))["BLEU"]
+            (r,), (tau,) = layer_correlations(b[None, :], s.human)
+            table.pearson.setdefault(BLEU_ROW, {})[s.lp] = r
+            table.kendall.setdefault(BLEU_ROW, {})[s.lp] = tau
         table.n_segments[s.lp] = len(s.human)
         done += len(s.human)
         if progress:
             progress(done, total)
-    if bleu:
-        table.pearson[BLEU_ROW], table.kendall[BLEU_ROW] = {}, {}
-        for s in sets:
-            b = sentence_bleu_scores(s.candidates, s.references)
-            table.pearson[BLEU_ROW][s.lp], table.kendall[BLEU_ROW][s.lp] = correlations(b, s.human)
     return table
 
 
