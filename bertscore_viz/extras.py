@@ -16,6 +16,8 @@ __all__ = ["EXTRAS", "MissingExtraError", "extra_for", "require", "missing_extra
 EXTRAS: dict[str, tuple[str, ...]] = {
     "app": ("streamlit", "plotly", "matplotlib", "pandas", "pyarrow", "sacrebleu", "scipy"),
     "ray": ("ray",),
+    "evaluate": ("evaluate",),
+    "torchmetrics": ("torchmetrics",),
 }
 
 

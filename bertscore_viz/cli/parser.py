@@ -47,6 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
     _baseline(sub)
     _tune_layers(sub)
     _correlate(sub)
+    _audit(sub)
+    _mbr(sub)
+    _wmt(sub)
     _models(sub)
     _app(sub)
     return parser
@@ -144,6 +147,72 @@ def _correlate(sub) -> None:
     p.add_argument("-b", "--batch_size", type=int, default=64)
     p.add_argument("--device", default=None)
     p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _audit(sub) -> None:
+    p = _command(sub, "audit", "audit",
+                 help="stress test: does the metric notice negation, swapped numbers, shuffles...?",
+                 description="Perturb every candidate and report, per perturbation and layer, how often and how "
+                             "much BERTScore F1 drops (one model pass; raw F1).")
+    p.add_argument("-c", "--cand", required=True, help="candidate file (one sentence per line)")
+    p.add_argument("-r", "--ref", required=True, nargs="+",
+                   help="reference file(s): several files = several references per line")
+    p.add_argument("--layers", default="all", help="'all' (default: every layer, one pass) or layers, e.g. 4,6")
+    p.add_argument("--seed", type=int, default=0, help="seed of the perturbations (default 0)")
+    p.add_argument("--perturbations", default=None,
+                   help="comma-separated names (default: all that fit --lang; unrelated always runs): negation_add, "
+                        "negation_remove, numbers, entities, shuffle, omission, addition, typos, unrelated")
+    p.add_argument("--json", action="store_true",
+                   help="print a JSON list of {perturbation, layer, n, pass_rate, mean_drop, relative_drop}")
+    p.add_argument("--dump", default=None, metavar="FILE",
+                   help="write every perturbed candidate as JSON Lines (perturbation, index, candidate, perturbed)")
+    p.add_argument("-m", "--model", default=None, help="model: bundled default, local directory or hub name")
+    p.add_argument("--lang", default="en",
+                   help="language of the candidates (default: en); negation and entities have English rules")
+    p.add_argument("--idf", action="store_true", help="weight tokens by idf from the references")
+    p.add_argument("-b", "--batch_size", type=int, default=64, help="sentences per forward batch (default 64)")
+    p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 (default: CUDA when available)")
+    p.add_argument("--precision", default="fp32", choices=["fp32", "fp16", "bf16"],
+                   help="fp32 (exact, default), fp16 (CUDA) or bf16: faster, labelled in the signature")
+    p.add_argument("--long_texts", "--long-texts", default="truncate", choices=LONG_TEXT_MODES,
+                   help="texts longer than the model's maximum: truncate (default, bert-score's) or window")
+
+
+
+def _mbr(sub) -> None:
+    p = _command(sub, "mbr", "mbr", help="MBR / best-of-n: pick the sample that agrees most with the others")
+    p.add_argument("--samples", required=True, help="samples: text (one per line) or JSON Lines (one input per line)")
+    how = p.add_mutually_exclusive_group()
+    how.add_argument("--group-size", dest="group_size", type=int, default=None,
+                     help="text input: N consecutive lines per input")
+    how.add_argument("--groups", default=None, help="text input: a file giving each sample line's input id")
+    p.add_argument("--refs", nargs="+", default=None,
+                   help="reference file(s), one line per input in group order; several files = several references")
+    p.add_argument("--utility", default="f1", choices=["f1", "precision", "recall"],
+                   help="what MBR maximises (default f1): the sample's score against each other sample")
+    p.add_argument("--support", action="store_true",
+                   help="with --json: each sample's per-sentence support by the others (SelfCheckGPT's BERTScore)")
+    add_model_args(p)  # --idf: from each input's distinct samples (docs/MBR.md)
+    p.add_argument("--json", action="store_true", help="write JSON Lines, one object per input")
+    p.add_argument("-o", "--output", default=None, help="write here (atomically) instead of stdout")
+    p.add_argument("-v", "--verbose", action="store_true", help="progress on stderr")
+
+
+def _wmt(sub) -> None:
+    p = _command(sub, "mtme", "mtme", help="score a language pair in WMT's mt-metrics-eval layout; write its "
+                                           "metric-scores files")
+    p.add_argument("--data", required=True, help="test set folder, a folder of test sets, or a .zip")
+    p.add_argument("--lp", required=True, help="language pair, e.g. de-en")
+    p.add_argument("--ref", required=True, nargs="+", help="reference name(s), e.g. refA")
+    p.add_argument("--test-set", dest="test_set", default=None, help="test set name when --data holds several")
+    add_model_args(p)
+    p.add_argument("--metric", default="BERTScore", help="base name in the file names")
+    p.add_argument("--which", choices=["f1", "precision", "recall"], default="f1")
+    p.add_argument("--levels", nargs="+", choices=["seg", "sys", "doc", "domain"], default=None)
+    p.add_argument("-o", "--output", default=None, help="folder for metric-scores/LP/ (default: the test set folder)")
+    p.add_argument("--overwrite", action="store_true")
+    _command(sub, "evaluate-path", "evaluate_path",
+             help="print the path to give evaluate.load for this package's BERTScore (docs/INTEGRATIONS.md)")
 
 
 def _models(sub) -> None:

@@ -40,32 +40,24 @@ from bertscore_viz.engine.encoder import (
     get_encoder,
     resolve_device,
 )
-from bertscore_viz.engine.idf import IdfWeights, compute_idf, uniform_weights
-from bertscore_viz.engine.languages import multilingual_hint, pair_message
+from bertscore_viz.engine.explain import explain as explain_pair
+from bertscore_viz.engine.idf import IdfWeights, compute_idf
 from bertscore_viz.engine.matching import (
     MatchStats,
     best_of_references,
     match_batched,
-    prf_from_maxima,
     rescaled,
     score_batched,
     side_flags,
-    similarity_float64,
     weight_vector,
 )
+from bertscore_viz.engine.messages import score_messages
 from bertscore_viz.engine.results import (
-    MultiReferenceExplanation,
-    PairExplanation,
     ScoreResult,
     Signature,
-    TokenSide,
 )
 from bertscore_viz.engine.token_notes import (
-    READ_AS,
-    changed_by_tokenizer,
     unk_id,
-    unknown_message,
-    word_piece,
 )
 from bertscore_viz.errors import BaselineError, InputError, ModelError
 from bertscore_viz.models.spec import ModelSpec, resolve_model
@@ -95,22 +87,9 @@ def _flatten_groups(groups_in: Sequence[Sequence[str]]) -> tuple[list[str], list
     return flat_refs, pair_cand, groups
 
 
-def _distinct(cands: Sequence[str], flat_refs: Sequence[str]) -> int:
+def distinct_texts(cands: Sequence[str], flat_refs: Sequence[str]) -> int:
     """Distinct texts of a call: the sentences its model pass embeds at most (what a guard is told)."""
     return len(set(cands) | set(flat_refs))
-
-
-#: How to score a truncated text whole (the truncation warnings end with it).
-WINDOW_HINT = "To score long texts whole, use long_texts='window' (CLI: --long_texts window)."
-
-
-def _tokens(n) -> str:
-    return f"{int(n):,} token" + ("" if int(n) == 1 else "s")
-
-
-def _indices(idx: Sequence[int], limit: int = 10) -> str:
-    shown = ", ".join(str(i) for i in idx[:limit])
-    return shown + (f" and {len(idx) - limit} more" if len(idx) > limit else "")
 
 
 class Scorer:
@@ -333,7 +312,7 @@ class Scorer:
             return replace(stats, pair_table=table, table_idf=idf)
         cand_best: list[np.ndarray] = [None] * len(flat_refs)  # type: ignore[list-item]
         ref_best: list[np.ndarray] = [None] * len(flat_refs)  # type: ignore[list-item]
-        with self.guarded(_distinct(cands, flat_refs)):
+        with self.guarded(distinct_texts(cands, flat_refs)):
             for pairs, vecs in self._embedded_chunks(cands, flat_refs, pair_cand, layers, progress):
                 cb, rb = match_batched([vecs[cands[pair_cand[p]]] for p in pairs],
                                        [vecs[flat_refs[p]] for p in pairs])
@@ -361,7 +340,7 @@ class Scorer:
             flags.append((c_empty[pc], r_empty, c_unweighted[pc] | r_unweighted))
         pair_c_empty, r_empty = flags[0][0], flags[0][1]
         out = np.empty((len(layers), len(flat_refs), len(weights), 3), dtype=np.float64)
-        with self.guarded(_distinct(cands, flat_refs)):
+        with self.guarded(distinct_texts(cands, flat_refs)):
             for pairs, vecs in self._embedded_chunks(cands, flat_refs, pair_cand, layers, progress):
                 for k in range(len(layers)):
                     out[k, pairs] = score_batched(
@@ -479,76 +458,11 @@ class Scorer:
             p, r, f = scaled[:, 0], scaled[:, 1], scaled[:, 2]
         else:
             p, r, f = raw_p, raw_r, raw_f
-        msgs = self._messages(stats, notes, idf, labels)
+        msgs = score_messages(stats, notes, idf, labels)
         sig = Signature(self.spec.name, layer, idf, baseline is not None, self.custom_baseline,
                         self.precision, self.encoder.transformers_version, idf_source=self.idf_source if idf else "",
                         long_texts=self.long_texts)
         return ScoreResult(p, r, f, raw_p, raw_r, raw_f, sig, baseline, arg, tuple(msgs))
-
-    @staticmethod
-    def _messages(stats: MatchStats, notes: dict, idf: bool, labels: Sequence[str] | None = None) -> list[str]:
-        """The warnings of a result. Candidates are named by their index (from 0, as in the input list), or by
-        ``labels[index]`` when given (e.g. ``"row 6"``: the app names a file's rows as its problems table does)."""
-        msgs = []
-        multi = any(e - s > 1 for s, e in stats.groups)
-        index, cand_index = ("", "") if labels is not None else ("index ", "candidate index ")
-
-        def tag(i: int) -> str:
-            return labels[i] if labels is not None else str(i)
-
-        def where(pairs: list[int]) -> list[str]:
-            """The candidate and, with several references, which one (from 1, as the app counts them)."""
-            if not multi:
-                return [tag(int(stats.pair_candidate[p])) for p in pairs]
-            return [f"{tag(int(stats.pair_candidate[p]))} (reference "
-                    f"{p - stats.groups[stats.pair_candidate[p]][0] + 1})" for p in pairs]
-
-        empty_c = sorted({int(stats.pair_candidate[p]) for p in notes["empty_candidate"]})
-        if empty_c:
-            msgs.append(f"{len(empty_c)} empty candidate(s), scored 0: {index}{_indices([tag(i) for i in empty_c])}.")
-        if notes["empty_reference"]:
-            empty = set(notes["empty_reference"])
-            only = [p for p in notes["empty_reference"]  # every reference of the candidate is empty: 0
-                    if all(q in empty for q in range(*stats.groups[stats.pair_candidate[p]]))]
-            among = [p for p in notes["empty_reference"] if p not in set(only)]
-            if only:
-                w = where(only)
-                msgs.append(f"{len(w)} empty reference(s), scored 0: {cand_index}{_indices(w)}.")
-            if among:
-                w = where(among)
-                msgs.append(f"{len(w)} empty reference(s) among several: P, R and F1 against them are 0; the scores "
-                            f"shown are the maxima over the other references: {cand_index}{_indices(w)}.")
-        if notes["degenerate_idf"]:
-            w = where(notes["degenerate_idf"])
-            msgs.append(
-                f"idf is degenerate for {len(w)} pair(s) ({cand_index}{_indices(w)}): every token of a side "
-                "occurs in all reference sentences, so its weights sum to 0 and precision or recall is undefined "
-                "(NaN; F1 is then 0, as in bert-score). Compute idf from more references, or turn idf off."
-            )
-        if stats.unk_id is not None:
-            unk_c = [i for i, ids in enumerate(stats.cand_ids) if np.any(ids == stats.unk_id)]
-            unk_r = [p for p, ids in enumerate(stats.ref_ids) if np.any(ids == stats.unk_id)]
-            if unk_c or unk_r:
-                parts = []
-                if unk_c:
-                    parts.append(f"{len(unk_c)} candidate(s) ({index}{_indices([tag(i) for i in unk_c])})")
-                if unk_r:
-                    parts.append(f"{len(unk_r)} reference(s) ({cand_index}{_indices(where(unk_r))})")
-
-                msgs.append(" and ".join(parts) + " contain tokens unknown to the model ([UNK]): text outside its "
-                            "languages (a script or symbols its vocabulary cannot represent). [UNK] matches [UNK] "
-                            f"closely, so these scores are not meaningful; {multilingual_hint()}")
-        tc = np.flatnonzero(stats.cand_truncated).tolist()
-        if tc:
-            msgs.append(f"{len(tc)} candidate(s) longer than the model's maximum length were truncated, "
-                        f"{_tokens(stats.cand_truncated[tc].sum())} dropped from their tails: "
-                        f"{index}{_indices([tag(i) for i in tc])}. {WINDOW_HINT}")
-        tr = np.flatnonzero(stats.ref_truncated).tolist()
-        if tr:
-            msgs.append(f"{len(tr)} reference(s) longer than the model's maximum length were truncated, "
-                        f"{_tokens(stats.ref_truncated[tr].sum())} dropped from their tails: "
-                        f"{cand_index}{_indices(where(tr))}. {WINDOW_HINT}")
-        return msgs
 
     def score(self, candidates, references, progress: ProgressFn | None = None) -> ScoreResult:
         """BERTScore of each candidate against its reference(s).
@@ -580,127 +494,16 @@ class Scorer:
         return res
 
     # --- one pair ---------------------------------------------------------------------------------------------
-    def _token_side(self, text: str, weights_fn) -> TokenSide:
-        enc = self.encoder
-        tok = self.encode([text])[0]
-        stripped = text.strip()
-        special = enc.is_special(tok.ids)
-        tokens = tuple(enc.tokenizer.convert_ids_to_tokens(tok.ids.tolist()))
-        display = list(tokens)
-        word_index = np.where(special, -1, 0).astype(np.int64)
-        if stripped:
-            cut = {"truncation": True, "max_length": enc.max_length} if self.long_texts == "truncate" else {}
-            info = enc.tokenizer(stripped, add_special_tokens=True, return_offsets_mapping=True, **cut)
-            if list(info["input_ids"]) == tok.ids.tolist():
-                last_word, word_counter = None, -1
-                for pos, ((a, b), w) in enumerate(zip(info["offset_mapping"], info.word_ids())):
-                    if special[pos] or w is None:
-                        word_index[pos] = -1
-                        continue
-                    if w != last_word:
-                        word_counter, last_word = word_counter + 1, w
-                    display[pos] = stripped[a:b] or tokens[pos]
-                    word_index[pos] = word_counter
-        uid = unk_id(enc)
-        unknown = np.zeros(len(tokens), dtype=bool) if uid is None else (tok.ids == uid) & ~special
-        for pos in np.flatnonzero(unknown):
-            display[pos] = f"{display[pos]}→[UNK]" if display[pos] != tokens[pos] else tokens[pos]
-        for pos in np.flatnonzero(~unknown & ~special):  # が read as か: the figures and the table show が→か
-            if changed_by_tokenizer(display[pos], word_piece(tokens[pos])):
-                display[pos] = f"{display[pos]}{READ_AS}{word_piece(tokens[pos])}"
-        windows = ()
-        if len(tok.ids) > enc.max_length:
-            windows = tuple(enc.window_plan(len(tok.ids)).boundaries())
-        return TokenSide(tokens, tuple(display), tok.ids, special, word_index, weights_fn(tok.ids), tok.truncated,
-                         unknown, tok.dropped, windows)
-
     def explain(self, candidate: str, reference: str | Sequence[str]):
         """Token-level explanation of one candidate against one reference (or several).
 
         idf, when on, comes from ``idf_sentences`` if given, else from the reference(s) of this call, as in
-        :meth:`score`; P/R/F1 equal :meth:`score` on the same pair.
+        :meth:`score`; P/R/F1 equal :meth:`score` on the same pair (:func:`bertscore_viz.engine.explain.explain`).
 
         Returns:
             :class:`PairExplanation` for one reference; :class:`MultiReferenceExplanation` for a list.
         """
-        if not isinstance(candidate, str):
-            raise InputError(f"Expected the candidate to be a string, got {type(candidate).__name__}.")
-        check_texts([candidate], "candidate")
-        refs = [reference] if isinstance(reference, str) else check_texts(reference, "reference")
-        if not refs:
-            raise InputError("Give at least one reference to explain the candidate against.")
-        enc = self.encoder
-        idf = self.idf_weights(refs) if self.idf else None
-        special = list(enc.special_ids)
-
-        def weights(ids):
-            return idf(ids) if idf is not None else uniform_weights(ids, special)
-
-        # Every layer, so that the app's layer slider re-explains the pair without a model pass (one pair: cheap even
-        # for a large model); only this layer's vectors come to the host.
-        with self.guarded(_distinct([candidate], refs)):
-            vecs = enc.embed_layers([candidate] + refs, "all", batch_size=self.batch_size,
-                                    token_budget=self.token_budget, long_texts=self.long_texts)
-        cand_side = self._token_side(candidate, weights)
-        pairs = []
-        several = not isinstance(reference, str) and len(refs) > 1
-        cand_unknown = unknown_message("candidate", cand_side, self.spec.name)
-
-        for k, (ref, r_vecs) in enumerate(zip(refs, vecs[1:])):
-            which = f"Reference {k + 1}" if several else "The reference"
-            ref_side = self._token_side(ref, weights)
-            # computed as the corpus path computes it, so that the maxima agree with score() to the bit
-            s = similarity_float64(vecs[0][self.layer], r_vecs[self.layer]).cpu().numpy()
-            cb, ci, rb, ri = s.max(axis=1), s.argmax(axis=1), s.max(axis=0), s.argmax(axis=0)  # the greedy matches
-            c_empty, r_empty = not np.any(~cand_side.special), not np.any(~ref_side.special)
-            p, r, f = prf_from_maxima([cb], [rb], [cand_side.weights], [ref_side.weights], np.array([c_empty]),
-                                      np.array([r_empty]))[0]
-            msgs = []
-            if c_empty:
-                msgs.append("The candidate is empty: P, R and F1 are 0.")
-            if r_empty and several:
-                msgs.append(f"{which} is empty: P, R and F1 against it are 0; the scores shown are the maxima "
-                            "over the other references.")
-            elif r_empty:
-                msgs.append("The reference is empty: P, R and F1 are 0.")
-            if not (c_empty or r_empty) and (cand_side.weights.sum() == 0 or ref_side.weights.sum() == 0):
-                msgs.append("idf is degenerate: every token of a side occurs in all reference sentences, so its "
-                            "weights sum to 0 and precision or recall is undefined (NaN; F1 is 0, as in "
-                            "bert-score). Add more references (idf needs several) or turn idf off.")
-            if cand_side.truncated:
-                msgs.append(f"The candidate was truncated to the model's maximum of {enc.max_length} tokens: "
-                            f"{_tokens(cand_side.dropped)} of its tail are not scored. {WINDOW_HINT}")
-            if ref_side.truncated:
-                msgs.append(f"{which} was truncated to the model's maximum of {enc.max_length} tokens: "
-                            f"{_tokens(ref_side.dropped)} of its tail are not scored. {WINDOW_HINT}")
-            if cand_unknown:
-                msgs.append(cand_unknown)
-            ref_unknown = unknown_message(which[0].lower() + which[1:] if several else "reference", ref_side,
-                                          self.spec.name)
-            if ref_unknown:
-                msgs.append(ref_unknown)
-            # The text itself (script; language of Latin-script text) against the catalog's languages of the
-            # model, for the sides whose tokens showed nothing: German reads cleanly as English word pieces.
-            language = pair_message([(what, text) for what, text, token_msg in (
-                ("the candidate", candidate, cand_unknown),
-                (which[0].lower() + which[1:] if several else "the reference", ref, ref_unknown)) if not token_msg],
-                self.spec.name)
-            if language:
-                msgs.append(language)
-            raw = np.array([p, r, f], dtype=np.float64)
-            pairs.append(PairExplanation(
-                candidate, ref, cand_side, ref_side, s, ci, cb, ri, rb, float(p), float(r), float(f),
-                self.signature, None if self.baseline is None else rescaled(raw, self.baseline),
-                self.baseline, tuple(msgs)))
-        if isinstance(reference, str):
-            return pairs[0]
-        raw = np.array([[x.precision, x.recall, x.f1] for x in pairs])
-        best, arg = best_of_references(raw, [(0, len(pairs))])
-        best, arg = best[0], arg[0]
-        msgs = tuple(dict.fromkeys(m for x in pairs for m in x.warnings))
-        return MultiReferenceExplanation(
-            tuple(pairs), arg, float(best[0]), float(best[1]), float(best[2]), self.signature,
-            None if self.baseline is None else rescaled(best, self.baseline), self.baseline, msgs)
+        return explain_pair(self, candidate, reference)
 
 
 def score(candidates, references, model: str | None = None, layer: int | None = None, idf: bool = False,

@@ -1,0 +1,153 @@
+"""The Compare page's numbers, kept in the session's :class:`~bertscore_viz.app.ui.compare_state.CompareState`: the
+model pass (one for all systems; another layer is one more pass), the scores at the sidebar's settings without a
+model pass, the significance of each metric, and a results file's scores and drill-down (``score --ray``)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+import streamlit as st
+
+from bertscore_viz.app.ui import cache as ui_cache
+from bertscore_viz.app.ui.compare_state import compare_input, compare_state
+from bertscore_viz.app.ui.messages import progress_callback
+from bertscore_viz.engine.scorer import Scorer
+from bertscore_viz.errors import BertScoreVizError
+from bertscore_viz.evaluation import compare, results_file
+from bertscore_viz.evaluation.significance import resamples_for
+from bertscore_viz.files import upload
+
+
+# --- scoring --------------------------------------------------------------------------------------------------------
+def model_pass(settings, ds: upload.Dataset):
+    """The model pass for this dataset and model at the sidebar's layer, from the session when already done (a
+    layer not computed yet is one more pass, added to the kept one)."""
+    spec = ui_cache.resolve_model(settings.model)  # the deployment's allow-list and labels, as on every page
+    mode = "|window" if settings.long_texts == "window" else ""  # another model pass: kept apart
+    key = _dataset_key(ds, f"{spec.name}|{spec.source}{mode}")
+    state = compare_state()
+    sc = ui_cache.scorer(settings, rescale=False)
+    layer = settings.resolved_layer()
+    kept = state.stats[1] if state.stats and state.stats[0] == key else None
+    if kept is None or layer not in kept.layers:
+        what = "" if kept is None else f" at layer {layer}"
+        progress = progress_callback(f"Embedding {len(ds.systems)} systems x {ds.n_segments:,} segments{what} "
+                                     "(references once)")
+        start = time.perf_counter()
+        if kept is None:
+            state.results.clear()
+            state.significance.clear()
+            cstats = compare.score_dataset(sc, ds, progress)
+        else:
+            cstats = compare.add_layers(sc, ds, kept, [layer], progress)
+        progress.bar.empty()
+        state.stats = (key, cstats)
+        state.last_pass = (key, time.perf_counter() - start, st.session_state.get("_run_id"), layer)
+    return sc, state.stats[1], key
+
+
+def pass_note(key: str) -> str:
+    """Whether this run did the model pass or reused the session's (shown so that reuse is visible)."""
+    done = compare_state().last_pass
+    if not done or done[0] != key:
+        return "Scores kept in this session."
+    if done[2] == st.session_state.get("_run_id"):
+        return (f"Model pass: {done[1]:.1f} s (all systems at layer {done[3]}, idf off and on; kept for this "
+                "session: another layer is one more pass).")
+    return f"Scores kept from earlier in this session: no model pass (the last took {done[1]:.1f} s)."
+
+
+def results(settings, sc, cstats, key: str, ds=None) -> compare.Comparison:
+    """Scores at the sidebar's layer / idf / rescaling, no model pass; the last few settings are kept so that
+    toggling back is instant. Warnings name segments by the file's rows, as the problems table does."""
+    table = ui_cache.custom_baseline(settings)
+    rkey = (key, settings.resolved_layer(), settings.idf, settings.rescale, settings.lang,
+            None if table is None else (table.source, table.values.tobytes()))
+    state = compare_state()
+    if rkey not in state.results:
+        state.put_result(rkey, compare.results_for(sc, cstats, settings.resolved_layer(), settings.idf,
+                                                   settings.rescale,
+                                                   labels=None if ds is None else compare.segment_labels(ds)))
+    return state.results[rkey]
+
+
+def _dataset_key(ds: upload.Dataset, model: str) -> str:
+    """:func:`compare.dataset_key` (JSON and sha256 of every output), once per dataset and model."""
+    return compare_state().once_per_dataset("dataset_key", ds, model, lambda: compare.dataset_key(ds, model))
+
+
+def significance(comparison: compare.Comparison, metric: str, correction: str | None,
+                  baseline: str | None = None):
+    """The bootstrap, tests, matrix and clusters of one metric and correction, once per set of scores (the
+    session keeps the Comparison of each setting, so identity tells the scores are the same); another baseline
+    system reuses the resamples (``Significance.rebase``). The answer and the Significance tab share it."""
+    state = compare_state()
+    k = (id(comparison), metric, correction)
+    hit = state.significance.get(k)
+    if hit is None or hit[0] is not comparison:
+        n_samples = resamples_for(len(comparison.results), len(next(iter(comparison.results.values())).f1),
+                                  correction)
+        progress = progress_callback("Bootstrap", "resamples") if n_samples > 5000 else None
+        try:
+            hit = (comparison, compare.significance(comparison, None, metric, n_samples=n_samples,
+                                                    correction=correction, progress=progress))
+        finally:
+            if progress is not None:
+                progress.bar.empty()
+        state.put_significance(k, hit)
+    sig = hit[1]
+    return sig if baseline is None else sig.rebase(baseline)
+
+
+def language_note(ds: upload.Dataset, model: str) -> str | None:
+    """One warning for the dataset's text outside the model's languages (once per dataset and model)."""
+    return compare_state().once_per_dataset("language", ds, model,
+                                            lambda: compare.language_report(ds, model).message())
+
+
+def results_table(data: bytes, fkey: str) -> results_file.ResultsTable:
+    """The results file read once per upload and kept in the session (one file at a time, keyed by its content):
+    a toggle, a tab or a sidebar change reuses it. Counted towards the session's uploads; at most the server's
+    per-file limit and the results-file limit (docs/RAY.md)."""
+    state = compare_state()
+    if state.results_file and state.results_file[0] == fkey:
+        return state.results_file[1]
+    state.results_file = None
+    name = (compare_input() or {}).get("name") or "the results file"
+    own_limit = results_file.max_upload_bytes()  # BERTSCORE_VIZ_RESULTS_UPLOAD_MB (docs/RAY.md)
+    refused = ui_cache.count_upload(data, name, own_limit=own_limit)
+    if refused:
+        raise BertScoreVizError(refused)
+    table = results_file.read_results(data, max_bytes=ui_cache.upload_limit_bytes(own_limit),
+                                      max_rows=ui_cache.policy().upload_rows)  # what it expands to, bounded too
+    state.results_file = (fkey, table, {})
+    return table
+
+
+def sidebar_baseline(settings, model: str, layer: int):
+    """The P/R/F baseline the sidebar's settings give for the file's model and layer (None: rescaling off, another
+    model, or no baseline): compared with the file's own."""
+
+    if not settings.rescale:
+        return None
+    try:
+        spec = ui_cache.resolve_model(settings.model)
+        if spec.name != model:
+            return None
+        return Scorer(model=spec, layer=layer, rescale_with_baseline=True,
+                      lang=settings.lang, baseline_table=ui_cache.custom_baseline(settings)).baseline
+    except BertScoreVizError:
+        return None
+
+
+def file_explainer(table: results_file.ResultsTable, rescaled: bool, file_settings):
+    """The drill-down of a results file: the file's model (this server's pooled copy, within its allow-list) with the
+    file's idf weights and baseline, so the segment's P/R/F1 are the file's row."""
+
+    def explain(candidate: str, references: list[str]):
+        base = ui_cache.scorer(replace(file_settings, idf=False), rescale=False)
+        sc = results_file.file_scorer(table, rescaled, model=base.spec, encoder=base.encoder)
+        return sc.explain(candidate, references[0] if len(references) == 1 else list(references))
+
+    return explain

@@ -1,0 +1,210 @@
+"""The Compare page's tabs below the system table: significance, segments, charts, the drill-down of one segment
+(A and B), and the downloads. Each is a fragment: its own widgets re-run only that tab."""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from bertscore_viz.app.ui import compare_view
+from bertscore_viz.app.ui.compare_results import (
+    SCORE_FMT,
+    follow_ranking,
+    mark_chosen,
+    pair_choice,
+    ranking_line,
+    table_height,
+)
+from bertscore_viz.app.ui.compare_scoring import significance
+from bertscore_viz.app.ui.compare_state import compare_input, compare_state
+from bertscore_viz.app.ui.explain_view import explain_pair, render_explanation
+from bertscore_viz.app.ui.messages import escape_markdown, show_error
+from bertscore_viz.app.ui.state import fresh
+from bertscore_viz.errors import BertScoreVizError
+from bertscore_viz.evaluation import compare
+from bertscore_viz.files.export import safe_csv, to_json
+
+TABS = ["Significance", "Segments", "Charts", "Drill-down", "Downloads"]
+TAB_KEY = "cmp_tab"
+TAB_DRILL = "Drill-down"
+#: Up to this many segments the drill-down picks a segment from a list; beyond, by position.
+DRILL_SELECT_MAX = 2000
+
+
+@st.fragment
+def significance_tab(comparison, fkey: str, systems: list[str], correction: str | None) -> None:
+    c1, c2 = st.columns(2)
+    metric = c2.selectbox("Metric", ["F1", "P", "R"], key=f"cmp_metric_{fkey}")
+    ranked = list(significance(comparison, metric, correction).systems)  # by this metric, best first
+    kb = f"cmp_baseline_{fkey}"
+    follow_ranking(kb, ranked[0], ranked)
+    base = c1.selectbox("Baseline system", ranked, key=kb, on_change=mark_chosen, args=(kb,),
+                        help=f"Systems by {metric}, best first. Until you pick one, the baseline is the "
+                             f"top-ranked system by {metric} (it follows the ranking when settings change).")
+    sig = significance(comparison, metric, correction, base)
+    st.caption(f"Paired bootstrap resampling as sacrebleu does it: {sig.n_samples:,} resamples, seed "
+               f"{sig.seed}, p = (c + 1) / (n + 1). p < {sig.alpha:g} counts as significant. "
+               + escape_markdown(sig.comparisons_note() + " " + sig.resolution_note())
+               + (" Under Holm the resamples follow the number of systems, so that a difference can reach "
+                  "significance (without correction: sacrebleu's 1,000)." if correction == "holm" else ""))
+    st.markdown("\n".join("- " + escape_markdown(r.sentence(metric, sig.alpha)) for r in sig.versus_baseline))
+    if len(systems) > 1:
+        st.markdown(f"**Clusters** ({metric}): {ranking_line(sig)}")
+        standings = pd.DataFrame([{"Cluster": x.cluster, "System": x.system, metric: x.mean, "Wins": x.wins,
+                                   "Losses": x.losses, "Rank range": f"{x.rank_low}–{x.rank_high}"}
+                                  for x in sig.standings])
+        st.dataframe(standings, hide_index=True, width="stretch", key="cmp_standings",
+                     height=table_height(len(standings)),
+                     column_config={metric: st.column_config.NumberColumn(format=SCORE_FMT),
+                                    "Wins": st.column_config.NumberColumn(help="systems it is significantly "
+                                                                                 "better than"),
+                                    "Losses": st.column_config.NumberColumn(help="systems significantly better "
+                                                                                   "than it"),
+                                    "Rank range": st.column_config.TextColumn(help="1 + losses to k − wins")})
+        st.plotly_chart(compare_view.pvalue_figure(sig), key="cmp_pvalues")
+        matrix = pd.DataFrame(sig.matrix, index=list(sig.systems), columns=list(sig.systems))
+        family = sig.family_text()
+        with st.expander("Pairwise p values as a table" + (f" ({family})" if family else "")):
+            st.dataframe(matrix, width="stretch", key="cmp_pmatrix",
+                         column_config={c: st.column_config.NumberColumn(format="%.3f") for c in matrix.columns})
+
+
+def _on_pick_segment(fkey: str, n: int) -> None:
+    """A click on a segment row opens it in the Drill-down tab."""
+    rows = st.session_state["cmp_segments"].selection.rows
+    index = compare_state().shown_index
+    if not rows or rows[0] >= len(index):
+        return
+    pos = int(index[rows[0]])
+    if n <= DRILL_SELECT_MAX:
+        st.session_state[f"cmp_drill_seg_{fkey}"] = pos
+    else:
+        st.session_state[f"cmp_drill_pos_{fkey}"] = pos + 1
+    st.session_state[TAB_KEY] = TAB_DRILL
+    compare_state().jump_to_drill = True
+
+
+@st.fragment
+def segments_tab(ds, comparison, fkey: str, systems: list[str]) -> None:
+    state = compare_state()
+    if state.jump_to_drill:
+        state.jump_to_drill = False
+        st.rerun(scope="app")  # the tabs live outside this fragment
+    a, b = pair_choice(systems, fkey)
+    c1, c2, c3 = st.columns([3, 1, 1], vertical_alignment="bottom")
+    query = c1.text_input("Search (reference, source, outputs, id)", key=f"cmp_query_{fkey}")
+    with_pr = c2.toggle("Show P and R", key=f"cmp_pr_{fkey}")
+    by_diff = c3.toggle("Sort by A − B", **fresh(f"cmp_bydiff_{fkey}", value=True), key=f"cmp_bydiff_{fkey}",
+                        help="Largest differences between A and B first.")
+    frame = compare.segment_table(ds, comparison, with_pr=with_pr)
+    if by_diff and a != b:
+        frame = compare.sort_by_difference(frame, comparison, a, b)
+    shown = compare.filter_segments(frame, query)
+    st.caption(f"{len(shown):,} of {len(frame):,} segments. Click a row's checkbox to open it in Drill-down "
+               "(A and B side by side); click a column header to sort.")
+    # room for the header and its sort arrow (a sorted "F1" header shrank to "↑F1")
+    cfg = {c: st.column_config.NumberColumn(format=SCORE_FMT, width=max(90, 9 * len(c) + 30))
+           for c in shown.columns
+           if c.startswith(("F1", "P ·", "R ·"))}
+    cfg.update({c: st.column_config.TextColumn(width="medium") for c in shown.columns
+                if c.startswith("Output") or c in ("Reference", "Source")})
+    compare_state().shown_index = shown.index.tolist()
+    st.dataframe(shown, hide_index=True, width="stretch", height=420, key="cmp_segments", column_config=cfg,
+                 on_select=functools.partial(_on_pick_segment, fkey, ds.n_segments), selection_mode="single-row")
+
+
+@st.fragment
+def charts_tab(ds, comparison, systems: list[str], fkey: str) -> None:
+    c1, c2 = st.columns(2)
+    with c1:
+        st.plotly_chart(compare_view.distribution_figure(comparison), key="cmp_dist")
+    with c2:
+        st.plotly_chart(compare_view.bucket_figure(compare.length_buckets(ds, comparison)), key="cmp_buckets")
+    if len(systems) > 1:
+        a, b = pair_choice(systems, fkey)
+        st.plotly_chart(compare_view.scatter_figure(comparison, a, b, ds.segment_ids), key="cmp_scatter")
+        st.caption("Points above the dotted diagonal: B scores higher on that segment.")
+
+
+@st.fragment
+def drilldown_tab(ds, comparison, settings, systems: list[str], fkey: str, explain=None) -> None:
+    """One segment, A and B side by side (the A/B choice of the Segments tab); opens on the segment where they
+    differ most, or on the row clicked in the Segments tab. ``explain(candidate, references)``: how a results file
+    explains a segment (its own idf and baseline); None = the sidebar's scorer, idf from this dataset."""
+    a, b = pair_choice(systems, fkey)
+    n = ds.n_segments
+    fa, fb = comparison.scores("F1")[a], comparison.scores("F1")[b]
+    diff = fa - fb
+    default = int(np.argmax(np.abs(diff))) if n else 0
+    if n <= DRILL_SELECT_MAX:
+        key = f"cmp_drill_seg_{fkey}"
+        if not isinstance(st.session_state.get(key), int) or not 0 <= st.session_state[key] < n:
+            st.session_state[key] = default
+        labels = [f"{sid} — A − B {d:+.3f} — {ref[0][:60]}"
+                  for sid, d, ref in zip(ds.segment_ids, diff, ds.references)]
+        i = st.selectbox("Segment", range(n), format_func=lambda k: labels[k], key=key,
+                         help="Starts at the segment where A and B differ most; a click on a row of the "
+                              "Segments tab opens that segment here.")
+    else:
+        key = f"cmp_drill_pos_{fkey}"
+        if key not in st.session_state:
+            st.session_state[key] = default + 1
+        i = int(st.number_input(f"Segment (position 1–{n:,})", 1, n, key=key)) - 1
+    where = f"Segment id {ds.segment_ids[i]}, row {ds.rows[i]} of the file"
+    st.caption(escape_markdown(where) if str(ds.segment_ids[i]) != str(ds.rows[i]) else f"Row {ds.rows[i]} of the file")
+    if ds.sources is not None:
+        st.caption("Source")
+        st.text(ds.sources[i] or "(empty)")
+    refs = ds.references[i]
+    for k, ref in enumerate(refs):
+        st.caption("Reference" + (f" {k + 1}" if len(refs) > 1 else ""))
+        st.text(ref or "(empty)")
+    ra, rb = comparison.results[a], comparison.results[b]
+    if a != b:
+        st.markdown(escape_markdown(
+            f"On this segment: {a} − {b} = F1 {diff[i]:+.4f} (P {ra.precision[i] - rb.precision[i]:+.4f}, "
+            f"R {ra.recall[i] - rb.recall[i]:+.4f})"))
+
+    if settings.rescale and not comparison.rescaled:
+        settings = replace(settings, rescale=False)  # no baseline: raw numbers, as in the tables above
+    # idf as the tables have it: from every reference of the dataset, not from this segment's alone
+    idf_sentences = [r for group in ds.references for r in group] if settings.idf and explain is None else None
+    sides = [("A", a)] if a == b else [("A", a), ("B", b)]
+    cols = st.columns(len(sides))
+    for col, (tag, system) in zip(cols, sides):
+        res = comparison.results[system]
+        with col:
+            st.markdown(f"**{tag}: {escape_markdown(system)}** — P {res.precision[i]:.4f} · R "
+                        f"{res.recall[i]:.4f} · F1 {res.f1[i]:.4f}")
+            st.text(ds.systems[system][i] or "(empty)")
+            try:
+                explanation = (explain(ds.systems[system][i], refs) if explain is not None
+                               else explain_pair(settings, ds.systems[system][i], refs, idf_sentences))
+            except BertScoreVizError as exc:
+                show_error(exc)
+                continue
+            render_explanation(explanation, settings, key=f"compare_{tag.lower()}",
+                               max_width=None if len(sides) == 1 else 620)
+
+
+def downloads_tab(ds, comparison, sig, table) -> None:
+    sig_text = comparison.signature
+    st.caption("CSV files open safely in a spreadsheet (formula-like cells are neutralised); the signature is in "
+               "every row and on the first line of the JSON.")
+    source = re.sub(r"\.[A-Za-z0-9]{1,8}$", "", (compare_input() or {}).get("name") or "comparison")
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", f"{source}_{comparison.signature.split('_version=')[0]}")[:120]
+    c1, c2, c3 = st.columns(3)
+    c1.download_button("System table (CSV)", data=safe_csv(table, sig_text), file_name=f"{stem}_systems.csv",
+                       mime="text/csv", key="cmp_dl_systems", on_click="ignore", icon=":material/download:")
+    c2.download_button("Segment scores (CSV)",
+                       data=lambda: safe_csv(compare.segment_table(ds, comparison, with_pr=True), sig_text),
+                       file_name=f"{stem}_segments.csv", mime="text/csv", key="cmp_dl_segments", on_click="ignore",
+                       icon=":material/download:")
+    c3.download_button("Everything (JSON)", data=lambda: to_json(compare.to_jsonable(ds, comparison, sig)),
+                       file_name=f"{stem}.json", mime="application/json", key="cmp_dl_json",
+                       on_click="ignore", icon=":material/download:")
