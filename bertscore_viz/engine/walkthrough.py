@@ -144,22 +144,40 @@ def _pad(arrays: list[np.ndarray], length: int, fill, dtype) -> np.ndarray:
     return out
 
 
+def _checked_pairs(candidates, references) -> tuple[list[str], list[str]]:
+    """The batch as candidates and one reference each, within :data:`MAX_PAIRS`."""
+    cands, groups = normalize_inputs(candidates, references)
+    if any(len(g) != 1 for g in groups):
+        raise InputError("The walkthrough takes one reference per candidate.")
+    if not cands:
+        raise InputError("Give at least one pair.")
+    if len(cands) > MAX_PAIRS:
+        raise InputError(f"The walkthrough shows at most {MAX_PAIRS} pairs (it prints every tensor); got "
+                         f"{len(cands)}. Score larger sets on the Compare page.")
+    return cands, [g[0] for g in groups]
+
+
+def _idf_info(scorer, idf, toks, n_cands: int, wvec: np.ndarray) -> dict:
+    """The documents idf was counted over (a corpus given to the scorer, else the batch's references), their
+    number M, and each present token's document frequency and weight."""
+    tokenizer = scorer.encoder.tokenizer
+    present = sorted({int(t) for x in toks for t in x.ids})
+    corpus = scorer.idf_sentences
+    doc_ids = [x.ids for x in (scorer.encode(corpus) if corpus is not None else toks[n_cands:])]
+    docs = [set(map(int, d)) for d in doc_ids]
+    return {"M": idf.num_documents, "unseen": float(idf.unseen),
+            "source": "the batch's references" if corpus is None else f"a corpus of {len(corpus):,} sentences",
+            "df": {tokenizer.convert_ids_to_tokens(t): sum(t in d for d in docs) for t in present},
+            "weight": {tokenizer.convert_ids_to_tokens(t): float(wvec[t]) for t in present}}
+
+
 def compute(scorer, candidates, references) -> Walkthrough:
     """Run the steps on a batch of single-reference pairs with ``scorer``'s model, layer, idf and rescaling.
 
     Raises:
         InputError: more than :data:`MAX_PAIRS` pairs, or references that are not one string per candidate.
     """
-
-    cands, groups = normalize_inputs(candidates, references)
-    if any(len(g) != 1 for g in groups):
-        raise InputError("The walkthrough takes one reference per candidate.")
-    refs = [g[0] for g in groups]
-    if not cands:
-        raise InputError("Give at least one pair.")
-    if len(cands) > MAX_PAIRS:
-        raise InputError(f"The walkthrough shows at most {MAX_PAIRS} pairs (it prints every tensor); got "
-                         f"{len(cands)}. Score larger sets on the Compare page.")
+    cands, refs = _checked_pairs(candidates, references)
     enc = scorer.encoder
     layer = scorer.layer
     toks = scorer.encode(cands + refs)  # whole texts in window mode
@@ -209,16 +227,7 @@ def compute(scorer, candidates, references) -> Walkthrough:
     scores = torch.stack([p, rr, f], dim=1)
     rescaled = None if baseline is None else tensor_ops.rescale(scores, baseline).cpu().numpy()
     similarity = sim.float().masked_fill(~valid, float("nan")).cpu().numpy()
-    idf_info = None
-    if idf is not None:  # the documents idf was counted over: a corpus given to the scorer, else the references
-        present = sorted({int(t) for x in toks for t in x.ids})
-        corpus = scorer.idf_sentences
-        doc_ids = [x.ids for x in (scorer.encode(corpus) if corpus is not None else toks[len(cands):])]
-        docs = [set(map(int, d)) for d in doc_ids]
-        idf_info = {"M": idf.num_documents, "unseen": float(idf.unseen),
-                    "source": "the batch's references" if corpus is None else f"a corpus of {len(corpus):,} sentences",
-                    "df": {enc.tokenizer.convert_ids_to_tokens(t): sum(t in d for d in docs) for t in present},
-                    "weight": {enc.tokenizer.convert_ids_to_tokens(t): float(wvec[t]) for t in present}}
+    idf_info = None if idf is None else _idf_info(scorer, idf, toks, len(cands), wvec)
 
     def finish(d: dict, best, idx) -> Side:
         return Side(d["texts"], d["tokens"], d["ids"], d["mask"], d["special"], d["norms"], d["vectors"],

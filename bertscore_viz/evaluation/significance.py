@@ -15,6 +15,11 @@ One deviation: two systems with identical segment scores, or a test set of one s
 (sacrebleu gives ``1 / (n + 1)`` because every centred difference is 0 and none is larger than 0, which would
 call a system significantly different from itself, or from anything on one segment).
 
+The same test serves corpus metrics whose score is not a mean of segment scores (chrF, BLEU, TER:
+:mod:`bertscore_viz.evaluation.sacrebleu_metrics`): :func:`analyse_resampled` takes each system's corpus score and
+its score in every resample (recomputed by sacrebleu from the resampled segments' statistics), and applies the same
+p value, interval, Holm and clusters; ``higher_is_better=False`` orders a metric where lower is better (TER).
+
 Also given: the one-sided p of Koehn (2004), ``(c + 1) / (n + 1)`` where ``c`` counts the resamples in which
 the baseline's mean is at least the system's.
 
@@ -38,6 +43,14 @@ import re
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+
+__all__ = [
+    "CORRECTIONS", "DEFAULT_SAMPLES", "DEFAULT_SEED", "HOLM_HEADROOM", "MAX_RESAMPLED_CELLS", "MAX_SAMPLES", "Cluster",
+    "PairedResult", "Significance", "SystemInterval", "SystemStanding", "analyse", "analyse_resampled",
+    "bootstrap_interval", "bootstrap_means", "clusters", "describe", "family_text", "format_difference", "format_p",
+    "format_p_family", "holm", "natural_key", "p_value", "p_value_from_samples", "p_value_one_sided",
+    "percentile_ci", "rank_order", "resample_indices", "resamples_for", "smallest_p",
+]
 
 DEFAULT_SEED = 12345
 DEFAULT_SAMPLES = 1000
@@ -87,11 +100,14 @@ def natural_key(name: str) -> tuple:
     return folded, str(name)
 
 
-def rank_order(means: dict[str, float]) -> list[str]:
-    """Names by score, best first; ties (and NaN, last) in natural name order."""
+def rank_order(means: dict[str, float], higher_is_better: bool = True) -> list[str]:
+    """Names by score, best first (the highest, or the lowest when ``higher_is_better`` is False, as for TER); ties
+    (and NaN, last) in natural name order."""
+    sign = -1.0 if higher_is_better else 1.0
+
     def key(s):
         m = means[s]
-        return (1 if m != m else 0, -m if m == m else 0.0, natural_key(s))
+        return (1 if m != m else 0, sign * m if m == m else 0.0, natural_key(s))
 
     return sorted(means, key=key)
 
@@ -117,6 +133,24 @@ def holm(p_values) -> np.ndarray:
     return out
 
 
+def resample_indices(n: int, n_samples: int, seed: int | None = DEFAULT_SEED, max_cells: int | None = None):
+    """sacrebleu's resamples, ``numpy.random.default_rng(seed).choice(n, size=(n_samples, n), replace=True)``, drawn
+    in row blocks of at most ``max_cells`` indices (default a module constant): the blocks consume the generator
+    exactly as one call does, so their rows are that call's rows, without holding ``n_samples x n`` indices at once.
+
+    Args:
+        n: segments (at least 1); n_samples: resamples; seed: None = not reproducible.
+
+    Yields:
+        ``(start, stop, idx)``: resamples ``start`` to ``stop`` as an ``(stop - start, n)`` int64 array.
+    """
+    rng = np.random.default_rng(seed)
+    block = max(1, (_BLOCK_CELLS if max_cells is None else max_cells) // max(1, n))
+    for start in range(0, n_samples, block):
+        stop = min(n_samples, start + block)
+        yield start, stop, rng.choice(n, size=(stop - start, n), replace=True)
+
+
 def bootstrap_means(scores: dict[str, np.ndarray], n_samples: int = DEFAULT_SAMPLES,
                     seed: int | None = DEFAULT_SEED, progress=None) -> dict[str, np.ndarray]:
     """The mean of each system's segment scores in each resample; the same resamples for every system.
@@ -140,17 +174,19 @@ def bootstrap_means(scores: dict[str, np.ndarray], n_samples: int = DEFAULT_SAMP
         for v in out.values():
             v.fill(np.nan)
         return out
-    rng = np.random.default_rng(seed)
-    # Drawing the (n_samples, n) indices in row blocks consumes the generator exactly as one call does.
-    block = max(1, _BLOCK_CELLS // n)
-    for start in range(0, n_samples, block):
-        stop = min(n_samples, start + block)
-        idx = rng.choice(n, size=(stop - start, n), replace=True)
+    for start, stop, idx in resample_indices(n, n_samples, seed):
         for k, v in arrays.items():
             out[k][start:stop] = v[idx].mean(axis=1)
         if progress is not None:
             progress(stop, n_samples)
     return out
+
+
+def bootstrap_interval(values, n_samples: int = DEFAULT_SAMPLES, seed: int | None = DEFAULT_SEED
+                       ) -> tuple[float, float]:
+    """The 95% bootstrap interval of the mean of ``values`` (:func:`bootstrap_means` and :func:`percentile_ci`):
+    the interval the page gives a system, for any group of segments. ``(nan, nan)`` for no values."""
+    return percentile_ci(bootstrap_means({"x": values}, n_samples, seed)["x"])
 
 
 def percentile_ci(samples: np.ndarray) -> tuple[float, float]:
@@ -170,16 +206,26 @@ def p_value(system: np.ndarray, baseline: np.ndarray, system_samples: np.ndarray
     baseline = np.asarray(baseline, dtype=np.float64)
     if len(system) < 2 or (system.shape == baseline.shape and np.array_equal(system, baseline)):
         return 1.0  # identical systems, or one segment (every resample is the same): no evidence of a difference
-    diff = abs(float(system.mean()) - float(baseline.mean()))
-    sample_diffs = np.abs(system_samples - baseline_samples)
+    return p_value_from_samples(abs(float(system.mean()) - float(baseline.mean())), system_samples,
+                                baseline_samples)
+
+
+def p_value_from_samples(observed: float, system_samples: np.ndarray, baseline_samples: np.ndarray) -> float:
+    """sacrebleu's ``_compute_p_value`` of the paired bootstrap: the resampled absolute differences centred on their
+    mean, ``c`` of them larger than the ``observed`` absolute difference, ``p = (c + 1) / (n + 1)``."""
+    sample_diffs = np.abs(np.asarray(system_samples, dtype=np.float64) - np.asarray(baseline_samples,
+                                                                                      dtype=np.float64))
     stats = sample_diffs - sample_diffs.mean()
-    c = int(np.sum(stats > diff))
+    c = int(np.sum(stats > observed))
     return (c + 1) / (len(stats) + 1)
 
 
-def p_value_one_sided(system_samples: np.ndarray, baseline_samples: np.ndarray) -> float:
-    """Koehn's one-sided p: ``(c + 1) / (n + 1)``, c = resamples where the baseline's mean >= the system's."""
-    c = int(np.sum(np.asarray(baseline_samples) >= np.asarray(system_samples)))
+def p_value_one_sided(system_samples: np.ndarray, baseline_samples: np.ndarray,
+                      higher_is_better: bool = True) -> float:
+    """Koehn's one-sided p that the system is better: ``(c + 1) / (n + 1)``, c = resamples where the baseline's
+    score is at least as good as the system's (``>=``; ``<=`` when lower is better)."""
+    base, system = np.asarray(baseline_samples), np.asarray(system_samples)
+    c = int(np.sum(base >= system if higher_is_better else base <= system))
     return (c + 1) / (len(system_samples) + 1)
 
 

@@ -31,7 +31,6 @@ themselves, with gradients, come from :meth:`BERTScoreLoss.scores`.
 from __future__ import annotations
 
 import copy
-from collections import OrderedDict
 from typing import NamedTuple, Sequence
 
 import numpy as np
@@ -39,7 +38,6 @@ import torch
 
 from bertscore_viz.engine import tensor_ops as ops
 from bertscore_viz.engine.encoder import (
-    PRECISIONS,
     layer_states,
     model_through_layer,
     pad_rows,
@@ -50,15 +48,17 @@ from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.engine.tokenizer import special_layout
 from bertscore_viz.errors import InputError, ModelError, shorten
 from bertscore_viz.loss.inputs import (
+    TensorCache,
+    check_options,
+    flatten_references,
     id_to_token,
+    input_kind,
     is_id_sequence,
     right_padded_lengths,
     shared_encoder,
+    wrap_rows,
 )
 
-METRICS = ("f1", "precision", "recall")
-REDUCTIONS = ("mean", "sum", "none")
-INPUT_TYPES = ("auto", "ids", "probs", "embeds")
 #: Padded token cells in one reference forward batch.
 REFERENCE_TOKEN_BUDGET = 4096
 
@@ -128,21 +128,7 @@ class BERTScoreLoss(torch.nn.Module):
                  long_texts: str = "truncate"):
         super().__init__()
 
-        if metric not in METRICS:
-            raise InputError(f"Unknown metric {metric!r}. Expected one of {', '.join(METRICS)}.")
-        if reduction not in REDUCTIONS:
-            raise InputError(f"Unknown reduction {reduction!r}. Expected one of {', '.join(REDUCTIONS)}.")
-        if temperature is not None and not temperature > 0:
-            raise InputError(f"temperature must be positive, or None for the exact maximum; got {temperature}.")
-        if dtype not in (torch.float32, torch.float64):
-            raise InputError(f"dtype must be torch.float32 or torch.float64, got {dtype}.")
-        if precision not in PRECISIONS:
-            raise InputError(f"Unknown precision {precision!r}. Expected one of {', '.join(PRECISIONS)}.")
-        if precision != "fp32" and dtype != torch.float32:
-            raise InputError(f"precision={precision!r} runs the forward in reduced precision; it cannot go with "
-                             "dtype=torch.float64 (exact gradient checks). Choose one.")
-        if batch_size < 1 or token_budget < 1:
-            raise InputError(f"batch_size and token_budget must be at least 1, got {batch_size} and {token_budget}.")
+        check_options(metric, reduction, temperature, dtype, precision, batch_size, token_budget)
         # The scorer's model is the shared fp32 one: reduced precision is applied by autocast in _hidden.
         self.scorer = Scorer(model=model, layer=layer, idf=idf, idf_sentences=idf_sentences,
                              rescale_with_baseline=rescale_with_baseline, lang=lang, baseline_path=baseline_path,
@@ -197,8 +183,7 @@ class BERTScoreLoss(torch.nn.Module):
         self.register_buffer("_fixed_idf", None, persistent=False)
         self.register_buffer("baseline", None if self.scorer.baseline is None else torch.as_tensor(
             np.asarray(self.scorer.baseline, dtype=np.float64), dtype=dtype, device=self.device), persistent=False)
-        self._ref_cache: OrderedDict[bytes, torch.Tensor] = OrderedDict()
-        self._ref_cache_bytes = 0
+        self._ref_cache = TensorCache(self.reference_cache_bytes)
 
     # --- pieces -----------------------------------------------------------------------------------------------
     def _special_layout(self) -> tuple[list[int], list[int]]:
@@ -301,31 +286,6 @@ class BERTScoreLoss(torch.nn.Module):
         ids, mask = pad_rows(rows, self.encoder.pad_id, min_width=1)
         return ids.to(self.device), mask.to(self.device)
 
-    def _wrap(self, x: torch.Tensor, lengths: torch.Tensor, prefix: torch.Tensor, suffix: torch.Tensor,
-              fill: torch.Tensor) -> torch.Tensor:
-        """Put ``prefix`` before and ``suffix`` right after the ``lengths[i]`` real positions of each row.
-
-        Args:
-            x: ``(b, t, ...)`` content; positions past each length are ignored (replaced by ``fill``).
-            prefix: ``(a, ...)``; suffix: ``(z, ...)``; fill: ``(...)`` the padding value.
-
-        Returns:
-            ``(b, a + t + z, ...)``, differentiable with respect to ``x`` (zero gradient at its padding).
-        """
-        b, t = x.shape[:2]
-        a, z = prefix.shape[0], suffix.shape[0]
-        pos = torch.arange(a + t + z, device=x.device)
-        real = (pos[None, :] >= a) & (pos[None, :] < a + lengths[:, None])
-        body = torch.cat([prefix.expand(b, *prefix.shape), x, fill.expand(b, z, *fill.shape)], dim=1)
-        extra = (None,) * (x.dim() - 2)
-        out = torch.where(real[(...,) + extra], body, fill)
-        out = torch.where((pos[None, :] < a)[(...,) + extra], body, out)
-        if z:
-            rel = pos[None, :] - a - lengths[:, None]
-            is_suffix = (rel >= 0) & (rel < z)
-            out = torch.where(is_suffix[(...,) + extra], suffix[rel.clamp(0, z - 1)], out)
-        return out
-
     def _weight_vector(self, ref_ids: list[np.ndarray]) -> torch.Tensor:
         """``(V,)`` weight of every vocabulary id: idf (as the Scorer computes it) or 1, and 0 for specials."""
         if not self.scorer.idf:
@@ -369,37 +329,7 @@ class BERTScoreLoss(torch.nn.Module):
 
         Ids given by the caller must not hold the tokenizer's padding id (it would be scored as a word): a padded
         ``(b, t)`` tensor comes with ``reference_mask``, which cuts each row to its real tokens."""
-        if isinstance(references, str):
-            raise InputError(f"Expected a list of references, got a single string {shorten(references)}. "
-                             f"Wrap it in a list: [{shorten(references)}].")
-        if isinstance(references, torch.Tensor):
-            if references.dim() != 2 or references.dtype in (torch.float16, torch.float32, torch.float64,
-                                                              torch.bfloat16):
-                raise InputError(f"Reference ids must be an integer tensor (batch, tokens), got "
-                                 f"{references.dtype} of shape {tuple(references.shape)}.")
-            if reference_mask is not None:
-                if tuple(reference_mask.shape) != tuple(references.shape):
-                    raise InputError(f"reference_mask has shape {tuple(reference_mask.shape)}, expected "
-                                     f"{tuple(references.shape)} like the reference ids.")
-                lengths = right_padded_lengths(reference_mask.bool(), "reference mask").tolist()
-                references = [row[:n] for row, n in zip(references, lengths)]
-            else:
-                references = [row for row in references]
-        elif reference_mask is not None:
-            raise InputError("reference_mask goes with references given as one padded (batch, tokens) tensor of "
-                             "ids; texts and lists of 1-D id sequences need no mask.")
-        refs = list(references)
-        if len(refs) != batch:
-            raise InputError(f"Expected as many references as candidates, got {batch} candidates and {len(refs)} "
-                             "references.")
-        flat: list = []
-        groups: list[tuple[int, int]] = []
-        for i, r in enumerate(refs):
-            group = [r] if isinstance(r, str) or is_id_sequence(r) else list(r)
-            if not group:
-                raise InputError(f"Candidate {i} has an empty list of references; give at least one.")
-            groups.append((len(flat), len(flat) + len(group)))
-            flat.extend(group)
+        flat, groups = flatten_references(references, batch, reference_mask)
         texts = [(k, r) for k, r in enumerate(flat) if isinstance(r, str)]
         out: list[np.ndarray] = [None] * len(flat)  # type: ignore[list-item]
         if texts:
@@ -440,7 +370,6 @@ class BERTScoreLoss(torch.nn.Module):
             if hit is None:
                 todo.setdefault(key, []).append(k)
             else:
-                self._ref_cache.move_to_end(key)
                 out[k] = hit
         if todo:
             keys = sorted(todo, key=lambda k: -len(ids[todo[k][0]]))
@@ -458,71 +387,21 @@ class BERTScoreLoss(torch.nn.Module):
                     vec = h[:len(r)]
                     if not self.train_scorer:
                         vec = vec.detach().clone()
-                        self._cache_put(key, vec)
+                        self._ref_cache.put(key, vec)
                     for k in todo[key]:
                         out[k] = vec
         return out  # type: ignore[return-value]
 
-    def _cache_put(self, key: bytes, vec: torch.Tensor) -> None:
-        size = vec.numel() * vec.element_size()
-        if size > self.reference_cache_bytes:
-            return
-        self._ref_cache[key] = vec
-        self._ref_cache_bytes += size
-        while self._ref_cache_bytes > self.reference_cache_bytes:
-            _, old = self._ref_cache.popitem(last=False)
-            self._ref_cache_bytes -= old.numel() * old.element_size()
-
     def clear_cache(self) -> None:
         """Forget the cached reference embeddings."""
         self._ref_cache.clear()
-        self._ref_cache_bytes = 0
 
     # --- candidates -------------------------------------------------------------------------------------------
-    def _input_type(self, candidates: torch.Tensor, input_type: str) -> str:
-        if input_type not in INPUT_TYPES:
-            raise InputError(f"Unknown input_type {input_type!r}. Expected one of {', '.join(INPUT_TYPES)}.")
-        floating = candidates.is_floating_point()
-        if input_type == "auto":
-            if not floating and candidates.dim() == 2:
-                return "ids"
-            if floating and candidates.dim() == 3:
-                last = candidates.shape[-1]
-                if last == self.vocab_size:
-                    return "probs"
-                if last == self.hidden_size:
-                    return "embeds"
-                raise self._vocab_error(last)
-            raise InputError(
-                f"Candidates of dtype {candidates.dtype} and shape {tuple(candidates.shape)} are neither token ids "
-                f"(batch, tokens) of an integer dtype, probabilities (batch, tokens, {self.vocab_size}) nor "
-                f"embeddings (batch, tokens, {self.hidden_size}).")
-        if input_type == "ids" and (floating or candidates.dim() != 2):
-            raise InputError(f"input_type='ids' needs an integer tensor (batch, tokens), got {candidates.dtype} "
-                             f"of shape {tuple(candidates.shape)}.")
-        if input_type in ("probs", "embeds") and (not floating or candidates.dim() != 3):
-            raise InputError(f"input_type={input_type!r} needs a float tensor (batch, tokens, size), got "
-                             f"{candidates.dtype} of shape {tuple(candidates.shape)}.")
-        if input_type == "probs" and candidates.shape[-1] != self.vocab_size:
-            raise self._vocab_error(candidates.shape[-1])
-        if input_type == "embeds" and candidates.shape[-1] != self.hidden_size:
-            raise InputError(f"inputs_embeds have size {candidates.shape[-1]}, the scorer "
-                             f"{self.scorer.spec.name!r} has hidden size {self.hidden_size}.")
-        return input_type
-
-    def _vocab_error(self, size: int) -> InputError:
-        return InputError(
-            f"The generator's vocabulary has {size} entries but the scorer {self.scorer.spec.name!r} has "
-            f"{self.vocab_size} (embedding rows; hidden size {self.hidden_size}). The last axis of the "
-            "probabilities must index the scorer's vocabulary: train the generator with the scorer's tokenizer, "
-            "map its distribution onto the scorer's vocabulary (probs @ a (generator V, scorer V) matrix), or "
-            "build the loss with a scorer model that shares the generator's tokenizer (model=...).")
-
     def _candidates(self, candidates: torch.Tensor, attention_mask, input_type: str, weights,
                     vec: torch.Tensor):
         """``(vectors (b, c, H), mask (b, c) bool, weights (b, c), empty (b,))`` of the candidates, given the
         ``(V,)`` weight of every vocabulary id."""
-        kind = self._input_type(candidates, input_type)
+        kind = input_kind(candidates, input_type, self.vocab_size, self.hidden_size, self.scorer.spec.name)
         b, t = candidates.shape[:2]
         if attention_mask is None:
             mask = torch.ones((b, t), dtype=torch.bool, device=self.device)
@@ -545,7 +424,7 @@ class BERTScoreLoss(torch.nn.Module):
                              "weights=(batch, tokens) with inputs_embeds, or build the loss with idf=False.")
 
         def wrapped(w: torch.Tensor) -> torch.Tensor:
-            return self._wrap(w, lengths, w.new_zeros(a), w.new_zeros(z), w.new_zeros(())) if wrap else w
+            return wrap_rows(w, lengths, w.new_zeros(a), w.new_zeros(z), w.new_zeros(())) if wrap else w
 
         if kind == "ids":
             pad = int(self.encoder.pad_id)
@@ -562,7 +441,7 @@ class BERTScoreLoss(torch.nn.Module):
                                  "tokenizer.")
             ids = torch.where(mask, ids, torch.full_like(ids, pad))
             if wrap:
-                ids = self._wrap(ids, lengths, prefix, suffix, ids.new_tensor(pad))
+                ids = wrap_rows(ids, lengths, prefix, suffix, ids.new_tensor(pad))
             full_mask = self._full_mask(lengths, wrap, ids.shape[1])
             vectors = self._hidden(input_ids=ids, attention_mask=full_mask.long())
             w = wrapped(weights) if weights is not None else vec[ids] * full_mask.to(dt)
@@ -581,7 +460,7 @@ class BERTScoreLoss(torch.nn.Module):
             w = None
         if wrap:
             matrix = self._embedding_matrix
-            emb = self._wrap(emb, lengths, matrix[prefix], matrix[suffix], emb.new_zeros(self.hidden_size))
+            emb = wrap_rows(emb, lengths, matrix[prefix], matrix[suffix], emb.new_zeros(self.hidden_size))
         full_mask = self._full_mask(lengths, wrap, emb.shape[1])
         vectors = self._hidden(inputs_embeds=emb, attention_mask=full_mask.long())
         if kind == "embeds":  # no ids: weight 1 (or the given weights) on content, 0 on the special positions
@@ -635,7 +514,7 @@ class BERTScoreLoss(torch.nn.Module):
         b = candidates.shape[0]
         ref_ids, groups = self._reference_ids(references, b, reference_mask)
         if b == 0:  # nothing to score; still connected to the candidates, so that backward() works
-            self._input_type(candidates, input_type)
+            input_kind(candidates, input_type, self.vocab_size, self.hidden_size, self.scorer.spec.name)
             empty = torch.zeros(0, dtype=self.dtype, device=candidates.device)
             if candidates.requires_grad:
                 empty = empty + 0 * candidates.sum().to(self.dtype)

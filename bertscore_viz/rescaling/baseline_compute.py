@@ -348,32 +348,45 @@ def compute_baseline(corpus: CorpusLines, model=None, lang: str = "en", n_pairs:
     n_pairs = default_pairs(len(sentences)) if n_pairs is None else int(n_pairs)
     blocks = plan_pairs(len(sentences), n_pairs, seed, block_pairs)
     n_layers = enc.num_layers + 1
+    run = run_blocks or (lambda sents, bl, n, prog: _run_blocks_here(scorer, sents, bl, n, prog))
     moments = _Moments((n_layers, 3))
-    if run_blocks is not None:
-        for k, mean_b, m2_b in run_blocks(sentences, blocks, n_layers, progress):
-            moments.merge(k, mean_b, m2_b)
-    else:
-        done = 0
+    for k, mean_b, m2_b in run(sentences, blocks, n_layers, progress):
+        moments.merge(k, mean_b, m2_b)
+    means, stderr = moments.mean, moments.stderr()
+    provenance = _provenance(corpus, scorer, lang, n_pairs, seed, max_words, blocks, means, stderr)
+    return BaselineResult(means, stderr, provenance)
+
+
+def _run_blocks_here(scorer, sentences, blocks, n_layers: int, progress: ProgressFn | None):
+    """The blocks in this process, one after the other: one :func:`block_moments` triple per block."""
+    n_pairs = int(sum(len(b) for b in blocks))
+    done = 0
+    if progress:
+        progress(0, n_pairs)
+    for pairs in blocks:
+        k = len(pairs)
+
+        def block_progress(d: int, t: int, before=done, k=k) -> None:
+            if progress and t:
+                progress(before + int(k * 0.9 * d / t), n_pairs)
+
+        yield block_moments(score_block(scorer, [sentences[i] for i in pairs[:, 0]],
+                                        [sentences[j] for j in pairs[:, 1]], n_layers, block_progress))
+        done += k
         if progress:
-            progress(0, n_pairs)
-        for pairs in blocks:
-            cands = [sentences[i] for i in pairs[:, 0]]
-            refs = [sentences[j] for j in pairs[:, 1]]
-            k = len(pairs)
+            progress(done, n_pairs)
 
-            def block_progress(d: int, t: int, before=done, k=k) -> None:
-                if progress and t:
-                    progress(before + int(k * 0.9 * d / t), n_pairs)
 
-            moments.add(score_block(scorer, cands, refs, n_layers, block_progress))
-            done += k
-            if progress:
-                progress(done, n_pairs)
-    means = moments.mean
-    stderr = moments.stderr()
+def _provenance(corpus: CorpusLines, scorer, lang: str, n_pairs: int, seed: int, max_words: int, blocks,
+                means: np.ndarray, stderr: np.ndarray) -> dict:
+    """How a baseline was made: model, corpus (checksum, what was dropped), pairing, means and their standard
+    errors, versions."""
+    enc = scorer.encoder
+    n_layers = enc.num_layers + 1
+    sentences = corpus.sentences
     used = {int(i) for b in blocks for i in b.ravel()}
     rounds = max(1, -(-2 * n_pairs // len(sentences)))
-    provenance = {
+    return {
         "description": f"baseline of {enc.spec.name} ({lang}) from {n_pairs} random pairs of {corpus.source}",
         "model": enc.spec.name,
         "model_source": model_source_record(enc.spec),
@@ -406,7 +419,6 @@ def compute_baseline(corpus: CorpusLines, model=None, lang: str = "en", n_pairs:
         "torch_version": package_version("torch"),
         "precision": scorer.precision,
     }
-    return BaselineResult(means, stderr, provenance)
 
 
 def write_baseline(result: BaselineResult, output: str | Path) -> tuple[Path, Path]:
