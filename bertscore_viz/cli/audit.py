@@ -18,7 +18,7 @@ import json
 import sys
 import warnings
 
-from bertscore_viz.cli.progress import progress_bar
+from bertscore_viz.progress import progress_bar
 from bertscore_viz.engine.scorer import BertScoreWarning, Scorer
 from bertscore_viz.errors import InputError
 from bertscore_viz.evaluation.audit import AuditResult, audit

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from bertscore_viz.cli.parser import EXAMPLES
-from bertscore_viz.cli.progress import progress_bar
+from bertscore_viz.progress import progress_bar
 from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.errors import InputError
 from bertscore_viz.evaluation.human_agreement import run_agreement

@@ -28,7 +28,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from bertscore_viz.cli.progress import progress_bar
+from bertscore_viz.progress import progress_bar
 from bertscore_viz.consensus import ConsensusResult, consensus
 from bertscore_viz.engine.scorer import BertScoreWarning, Scorer
 from bertscore_viz.errors import InputError, shorten

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from bertscore_viz.cli.progress import ProgressBar, progress_bar
+from bertscore_viz.progress import ProgressBar, progress_bar
 from bertscore_viz.errors import ModelError
 from bertscore_viz.models.catalog import (
     availability,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from bertscore_viz.cli.progress import progress_bar
+from bertscore_viz.progress import progress_bar
 from bertscore_viz.distributed.inputs import mapping_from_args
 from bertscore_viz.distributed.jobs import score_files
 from bertscore_viz.distributed.options import PROBLEMS_FILE, ScoreOptions

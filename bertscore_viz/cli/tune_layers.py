@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from bertscore_viz.cli.progress import progress_bar
+from bertscore_viz.progress import progress_bar
 from bertscore_viz.evaluation.layer_tuning import tune_layers, write_table
 from bertscore_viz.files.fileio import check_writable
 

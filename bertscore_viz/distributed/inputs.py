@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 
 from bertscore_viz.errors import InputError
 from bertscore_viz.files import upload
+from bertscore_viz.files.tables import JsonValue
 
 INPUT_KINDS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "csv", ".txt": "csv",
                ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"}
@@ -96,6 +97,8 @@ def list_input_files(paths: str | Sequence[str]) -> list[InputFile]:
 
 
 def _cell(v):
+    """A Parquet value as the Compare page's reader gives cells: text, several references as a tuple, numbers as
+    written; anything else kept as a value the dataset lists (not scored as its repr)."""
     if v is None:
         return ""
     if isinstance(v, str):
@@ -103,8 +106,10 @@ def _cell(v):
     if isinstance(v, (list, tuple)) and all(isinstance(x, str) for x in v):
         return tuple(v)  # several references in one cell, as a list
     if isinstance(v, bool):
-        return str(v).lower()
-    return str(v)
+        return JsonValue("true" if v else "false", str(v).lower())
+    if isinstance(v, (int, float)):
+        return str(v)
+    return JsonValue(f"a {type(v).__name__}", repr(v)[:60])
 
 
 def _read_parquet(fs, path: str) -> tuple[upload.Table | None, list[upload.Problem]]:
@@ -135,7 +140,8 @@ def _read_one(f: InputFile) -> tuple[upload.Table | None, list[upload.Problem]]:
                 data = fh.read()
         except OSError as exc:
             return None, [upload.Problem(None, None, f"{f.path} cannot be read: {exc}.")]
-        table, found = upload.read_table(data, Path(f.path).name, max_bytes=_UNLIMITED, max_rows=_UNLIMITED)
+        table, found = upload.read_table(data, Path(f.path).name, max_bytes=_UNLIMITED, max_rows=_UNLIMITED,
+                                         max_columns=_UNLIMITED, max_cells=_UNLIMITED)
         del data
         problems = [upload.Problem(p.row, p.column, f"{Path(f.path).name}: {p.problem}", p.severity) for p in found]
     if table is not None and f.partitions:
@@ -207,7 +213,8 @@ def read_input(paths: str | Sequence[str], mapping: upload.ColumnMapping | None 
     problems.extend(upload.Problem(None, None, f"{p} has no rows; skipped.", "warning") for p in empty_files)
     table = upload.Table(tuple(columns or ()), tuple(rows), tuple(numbers), files[0].kind)
     del rows, numbers
-    ds = upload.build_dataset(table, mapping, empty, max_cell_chars, problems)
+    ds = upload.build_dataset(table, mapping, empty, max_cell_chars, problems, max_systems=_UNLIMITED,
+                              max_pairs=_UNLIMITED)
     del table
     if not ds.ok:
         errors = [p for p in ds.problems if p.severity == "error"] or ds.problems

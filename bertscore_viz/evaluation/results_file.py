@@ -41,13 +41,20 @@ from pathlib import Path
 from typing import Mapping
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from bertscore_viz.engine.baseline import BaselineTable, check_values
 from bertscore_viz.engine.idf import IdfWeights, idf_from_counts
 from bertscore_viz.engine.results import ScoreResult, Signature
 from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.errors import BaselineError, InputError
-from bertscore_viz.files import limits
+from bertscore_viz.evaluation.compare import Comparison
+from bertscore_viz.evaluation.significance import rank_order
+from bertscore_viz.files import limits, results_values
+from bertscore_viz.files.upload import Dataset
+from bertscore_viz.models.spec import resolve_model
+from bertscore_viz.versions import __version__, package_version
 
 #: Largest results file the app reads by default (bytes): about 700,000 rows of short segments. An operator changes
 #: it with :data:`UPLOAD_ENV`; Streamlit's ``server.maxUploadSize`` caps every upload as well (docs/RAY.md).
@@ -66,7 +73,6 @@ REQUIRED_COLUMNS = ("segment_index", "segment_id", "row", "system", "candidate",
 
 def schema():
     """The Arrow schema of a results file (without metadata)."""
-    import pyarrow as pa
 
     fields = [("segment_index", pa.int64()), ("segment_id", pa.string()), ("row", pa.int64()),
               ("system", pa.string()), ("candidate", pa.string()), ("references", pa.list_(pa.string())),
@@ -137,7 +143,6 @@ def read_metadata(source) -> dict:
     Raises:
         InputError: not Parquet, or a Parquet file without the metadata (not written by bertscore-viz).
     """
-    import pyarrow.parquet as pq
 
     try:
         meta = pq.read_schema(io.BytesIO(source) if isinstance(source, (bytes, bytearray)) else source).metadata
@@ -179,13 +184,37 @@ def _check_info(info: dict) -> None:
           and isinstance(settings.get("rescaled", False), bool)
           and isinstance(info.get("systems", []), list) and all(isinstance(x, str) for x in info.get("systems", []))
           and isinstance(info.get("n_segments", 0), int) and not isinstance(info.get("n_segments", 0), bool)
-          and isinstance(info.get("signature", ""), str))
+          and info.get("n_segments", 0) >= 0 and isinstance(info.get("signature", ""), str))
     if not ok:
         raise InputError("The bertscore-viz metadata of this results file has fields of the wrong type (settings, "
                          "systems or n_segments): it was edited or damaged. Rerun the command that wrote it.")
+    _check_signature_fields(settings, info.get("systems", []))
     if info.get("baseline") is not None:
         check_values([info["baseline"]] if isinstance(info["baseline"], list) else info["baseline"],
                      "of the results file", (settings["layer"],))
+
+
+#: Values each optional signature field may take (absent: its default).
+_SIGNATURE_CHOICES = {"precision": ("fp32", "fp16", "bf16"), "long_texts": ("truncate", "window")}
+
+
+def _check_signature_fields(settings: dict, systems: list) -> None:
+    """The signature's optional fields hold values a signature can have, and the systems are distinct."""
+    for name, choices in _SIGNATURE_CHOICES.items():
+        if name in settings and settings[name] not in choices:
+            raise InputError(f"The results file's signature gives {name} = {settings[name]!r:.40}; it must be one of "
+                             f"{', '.join(choices)}. The metadata was edited.")
+    for name in ("custom_baseline",):
+        if name in settings and not isinstance(settings[name], bool):
+            raise InputError(f"The results file's signature gives {name} = {settings[name]!r:.40}; it must be true "
+                             "or false. The metadata was edited.")
+    for name in ("transformers_version", "version", "idf_source", "text"):
+        if settings.get(name) is not None and not isinstance(settings[name], str):
+            raise InputError(f"The results file's signature gives {name} = {settings[name]!r:.40}; it must be text. "
+                             "The metadata was edited.")
+    if len(set(systems)) != len(systems):
+        twice = next(x for x in systems if systems.count(x) > 1)
+        raise InputError(f"The results file's metadata lists system {twice!r} twice: it was edited.")
 
 
 def signature_from(settings: dict, rescaled: bool | None = None) -> Signature:
@@ -263,26 +292,8 @@ class LoadedResults:
         return self.comparison.signature
 
 
-def read_results(source, max_bytes: int | None = None, max_rows: int | None = None,
-                 max_chars: int | None = None) -> ResultsTable:
-    """Read and check a results file (path or bytes), no model pass.
-
-    Args:
-        source: a path or the file's bytes.
-        max_bytes: refuse larger files (the app's limit for results files, :func:`max_upload_bytes`).
-        max_rows: refuse a file of more rows (systems x segments): from its footer before reading, and counted
-            while reading (the app: the deployment's rows per upload).
-        max_chars: refuse a file whose text expands to more characters once decompressed (default with
-            ``max_bytes``: :func:`bertscore_viz.files.limits.expanded_chars_limit`).
-
-    Raises:
-        InputError: too large (in bytes, or in what it expands to), not a results file, incomplete (a system misses
-            segments: the run did not finish), or empty.
-    """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from bertscore_viz.files.upload import Dataset
+def _load_table(source, max_bytes: int | None, max_rows: int | None, max_chars: int | None):
+    """The file's checked metadata and its Arrow table, read within the limits (see :func:`read_results`)."""
 
     if isinstance(source, (str, Path)):
         try:
@@ -303,8 +314,8 @@ def read_results(source, max_bytes: int | None = None, max_rows: int | None = No
     try:
         pf = pq.ParquetFile(io.BytesIO(data))
         info = _parse_meta(pf.schema_arrow.metadata)  # what the file is, before reading any data
-        limits.check_parquet_footer(pf.metadata, max_rows, "The results file")
-        counter = limits.ExpansionCounter(max_rows, max_chars, "The results file")
+        results_values.check_parquet_footer(pf.metadata, max_rows, "The results file")
+        counter = results_values.ExpansionCounter(max_rows, max_chars, "The results file")
         batches = []
         for batch in pf.iter_batches(batch_size=8192):
             counter.add_batch(batch)
@@ -316,13 +327,35 @@ def read_results(source, max_bytes: int | None = None, max_rows: int | None = No
     except Exception as exc:
         raise InputError(f"The file cannot be read as Parquet: {str(exc).splitlines()[0][:200]}.") from None
     del data
-    idf = read_idf(table.schema.metadata)
     missing = [c for c in REQUIRED_COLUMNS if c not in table.column_names]
     if missing:
         raise InputError(f"The results file lacks the column(s) {', '.join(missing)}; it was not written by this "
                          "version of bertscore-viz, or was edited.")
     if table.num_rows == 0:
         raise InputError("The results file has no rows.")
+    return info, table
+
+
+def read_results(source, max_bytes: int | None = None, max_rows: int | None = None,
+                 max_chars: int | None = None) -> ResultsTable:
+    """Read and check a results file (path or bytes), no model pass.
+
+    Args:
+        source: a path or the file's bytes.
+        max_bytes: refuse larger files (the app's limit for results files, :func:`max_upload_bytes`).
+        max_rows: refuse a file of more rows (systems x segments): from its footer before reading, and counted
+            while reading (the app: the deployment's rows per upload).
+        max_chars: refuse a file whose text expands to more characters once decompressed (default with
+            ``max_bytes``: :func:`bertscore_viz.files.limits.expanded_chars_limit`).
+
+    Raises:
+        InputError: too large (in bytes, or in what it expands to), not a results file, incomplete (a system misses
+            segments: the run did not finish), or empty.
+    """
+
+    info, table = _load_table(source, max_bytes, max_rows, max_chars)
+    idf = read_idf(table.schema.metadata)
+    results_values.check_values(table, info)  # every value, before anything is built from them
     frame = table.to_pandas()
     del table
     systems = list(info.get("systems") or dict.fromkeys(frame["system"]))
@@ -366,8 +399,6 @@ def results_at(table: ResultsTable, rescale: bool | None = None) -> LoadedResult
     Args:
         rescale: True = rescaled numbers (when the file has them), False = raw, None = as the signature says.
     """
-    from bertscore_viz.evaluation.compare import Comparison
-    from bertscore_viz.evaluation.significance import rank_order
 
     info = table.info
     settings = info["settings"]
@@ -407,8 +438,6 @@ def load_results(source, rescale: bool | None = None, max_bytes: int | None = No
 
 def version_notes(settings: dict) -> list[str]:
     """Differences between the versions that wrote a file and this installation (numbers may differ slightly)."""
-    from bertscore_viz import __version__
-    from bertscore_viz.versions import package_version
 
     installed = package_version("transformers")
     out = []
@@ -498,7 +527,6 @@ def file_scorer(table: ResultsTable, rescaled: bool, model=None, encoder=None) -
 def app_settings(info: dict) -> dict:
     """The file's model, layer and idf as fields of the app's settings (for the drill-down's one-segment pass).
     The model is its source (a local directory) when that exists here, else its name."""
-    from bertscore_viz.models.spec import resolve_model
 
     s = info["settings"]
     model = s["model"]

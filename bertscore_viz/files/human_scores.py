@@ -11,17 +11,39 @@ Layouts, detected from the column names:
   human score in a column ``human_S`` (or ``S_human``).
 
 The human-score column is ``human`` by default; ``human_score``, ``score``, ``da``, ``z``, ``z_score``, ``rating``,
-``mqm`` and ``judgement`` are recognised too, or any column can be named. A human score must be a finite number;
-a row without one is listed and left out (never counted as 0).
+``mqm`` and ``judgement`` are recognised too, or any column can be named.
+
+A human score must be a plain decimal number: ASCII digits with at most one ``.``, an optional sign (``-`` or
+U+2212) and an optional exponent (``0.5``, ``-12``, ``1.5e-3``), at most :data:`MAX_HUMAN_MAGNITUDE` in magnitude.
+Python's ``float`` also reads ``1_000``, ``nan``, ``inf``, ``infinity`` and digits of other scripts; none of
+those is a score here (``0,5`` is named as a decimal comma, ``0x10`` is not read as hexadecimal). A row without
+a usable score is listed and left out (never counted as 0). Magnitudes are bounded so that correlations and their
+bootstrap intervals are computed correctly in floating point (scores near 1e200 gave r = 0.994 with the interval
+(0.0, 0.0): squared deviations overflowed); for the same reason scores that all differ by less than
+:data:`MIN_HUMAN_SPREAD` (but not all equal) are refused as a whole, with how to rescale them. Cells read as text
+(outputs, references, ids, groups, system names) must be text: a JSON list, object or boolean there is listed.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 
-from bertscore_viz.files.upload import MAX_BYTES, MAX_CELL_CHARS, MAX_ROWS, Problem, read_table
+from bertscore_viz.files.limits import MAX_BYTES, MAX_CELL_CHARS, MAX_CELLS, MAX_COLUMNS, MAX_ROWS
+from bertscore_viz.files.tables import JsonValue, Problem, read_table
+
+__all__ = ["HumanScored", "MAX_HUMAN_MAGNITUDE", "MIN_HUMAN_SPREAD", "parse_number", "find_human_column",
+           "parse_human_scores"]
+
+#: Largest magnitude of a human score (DA is 0-100, z-scores and MQM a few units; 1e15 leaves room for any scale
+#: while squares of deviations stay far from overflow).
+MAX_HUMAN_MAGNITUDE = 1e15
+#: Smallest spread (largest minus smallest) of a file's human scores, unless all are equal: below it, squared
+#: deviations underflow and intervals cannot be computed.
+MIN_HUMAN_SPREAD = 1e-100
+_PLAIN_NUMBER = re.compile(r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]{1,4})?$")
+_DECIMAL_COMMA = re.compile(r"^[+-]?[0-9]+,[0-9]+$")
+_NUMBER_HELP = "a human score must be a plain decimal number, like 0.5, -12 or 1.5e-3"
 
 _HUMAN_RE = re.compile(r"^(human|human[ _\-]?scores?|scores?|da|z|z[ _\-]?scores?|raw[ _\-]?da|rating|mqm|"
                        r"judge?ments?)$", re.I)  # one column of scores (upload.HUMAN_RE also knows human_<system>)
@@ -77,27 +99,49 @@ def _empty(problems, layout="long", human_column=None) -> HumanScored:
     return HumanScored([], [], [], None, None, [], [], list(problems), layout, human_column)
 
 
-def _number(value) -> float | None:
-    text = value if isinstance(value, str) else ""
-    try:
-        x = float(text.strip().replace("\u2212", "-"))
-    except ValueError:
+def parse_number(text: str) -> tuple[float | None, str]:
+    """A human score from its cell text: ``(value, "")``, or ``(None, why)`` when it is empty, not a plain decimal
+    number, or above :data:`MAX_HUMAN_MAGNITUDE` in magnitude (``why`` completes "The human score ...")."""
+    raw = text.strip()
+    if not raw:
+        return None, "is empty"
+    shown = repr(raw if len(raw) <= 20 else raw[:17] + "...")
+    plain = raw.replace("\u2212", "-", 1) if raw.startswith("\u2212") else raw
+    if len(plain) > 64 or not _PLAIN_NUMBER.match(plain):
+        if _DECIMAL_COMMA.match(plain):
+            return None, (f"is {shown}, with a decimal comma, not a finite number as read here: write "
+                          f"{plain.replace(',', '.')}")
+        return None, f"is {shown}, not a finite number: {_NUMBER_HELP}"
+    x = float(plain)
+    if not abs(x) <= MAX_HUMAN_MAGNITUDE:
+        return None, (f"is {shown}, larger in magnitude than {MAX_HUMAN_MAGNITUDE:g}, the most read here (so that "
+                      "correlations and their intervals are computed correctly in floating point); rescale the "
+                      "scores")
+    return x, ""
+
+
+def _cell(row: dict, col: str | None):
+    return row.get(col, "") if col else ""
+
+
+def _describe(value) -> str:
+    if isinstance(value, tuple):
+        return f"a list of {len(value)} strings"
+    return value.describe() if isinstance(value, JsonValue) else type(value).__name__
+
+
+def _not_text(value, what: str) -> str | None:
+    """Why a cell read as one text is not one (a JSON list, object or boolean), or None."""
+    if isinstance(value, str):
         return None
-    return x if math.isfinite(x) else None
-
-
-def _cell(row: dict, col: str | None) -> str:
-    v = row.get(col) if col else ""
-    if isinstance(v, tuple):
-        return " ".join(v)
-    return v if isinstance(v, str) else ""
+    return f"The {what} is {_describe(value)}; it must be one string. The row is left out."
 
 
 def _refs(row: dict, cols) -> list[str]:
     out = []
     for c in cols:
         v = row.get(c)
-        vals = list(v) if isinstance(v, tuple) else [v if isinstance(v, str) else ""]
+        vals = list(v) if isinstance(v, tuple) else [v] if isinstance(v, str) else []
         out.extend(x for x in vals if x.strip())
     return out
 
@@ -110,10 +154,20 @@ def find_human_column(columns, human_column: str | None = None) -> str | None:
 
 
 def parse_human_scores(data: bytes, filename: str | None = None, human_column: str | None = None,
-                       max_bytes: int = MAX_BYTES, max_rows: int = MAX_ROWS,
-                       max_cell_chars: int = MAX_CELL_CHARS) -> HumanScored:
-    """Read a file of rated outputs; never raises for bad content: ``problems`` says what was wrong."""
-    table, problems = read_table(data, filename, max_bytes, max_rows)
+                       max_bytes: int = MAX_BYTES, max_rows: int = MAX_ROWS, max_cell_chars: int = MAX_CELL_CHARS,
+                       max_columns: int = MAX_COLUMNS, max_cells: int = MAX_CELLS) -> HumanScored:
+    """Read a file of rated outputs; never raises for bad content: ``problems`` says what was wrong.
+
+    Args:
+        data: the file's bytes; filename: its name (for the extension).
+        human_column: the column of human scores; None = the first recognised name.
+        max_bytes, max_rows, max_columns, max_cells: limits of reading
+            (:func:`bertscore_viz.files.tables.read_table`); max_cell_chars: a longer text leaves its row out.
+
+    Returns:
+        A :class:`HumanScored` (``ok`` False with the reasons in ``problems`` when fewer than 3 rows are usable).
+    """
+    table, problems = read_table(data, filename, max_bytes, max_rows, max_columns, max_cells)
     if table is None:
         return _empty(problems)
     seen: dict[str, int] = {}
@@ -135,8 +189,7 @@ def parse_human_scores(data: bytes, filename: str | None = None, human_column: s
         if human is None:
             return _empty(problems + [_no_human(cols, human_column)])
         system = next((c for c in cols if _SYS_RE.match(c)), None)
-        entries = [(row, number, cand, human, _cell(row, system) if system else None)
-                   for row, number in zip(rows, numbers)]
+        entries = [(row, number, cand, human, system) for row, number in zip(rows, numbers)]
         return _build(entries, refs, seg, group, problems, "long" if system else "plain", human, max_cell_chars)
     # wide: system columns paired with human_<system> / <system>_human columns
     pairs = []
@@ -162,38 +215,63 @@ def _no_human(cols, asked: str | None) -> Problem:
                             f"the column to use (--human COLUMN). The columns are {', '.join(map(repr, cols[:12]))}.")
 
 
+def _row_problem(row, number, cand_col, human_col, system, ref_cols, seg_col, group_col, layout,
+                 max_cell) -> tuple[Problem | None, float | None]:
+    """Why the row is left out (None: kept) and its human score."""
+    what = f" of system {system!r}" if layout == "wide" else ""
+    checks = [(cand_col, f"output{what}"), (seg_col, "segment id"), (group_col, "group")]
+    if layout == "long":
+        checks.append((system, "system name"))
+    for col, name in checks:
+        why = _not_text(_cell(row, col), name) if col else None
+        if why:
+            return Problem(number, col, why), None
+    for col in ref_cols:
+        value = _cell(row, col)
+        if not isinstance(value, (str, tuple)):
+            return Problem(number, col, _not_text(value, "reference")), None
+    raw = _cell(row, human_col)
+    score, why = parse_number(raw) if isinstance(raw, str) else (
+        None, f"is {_describe(raw)}, not a finite number: {_NUMBER_HELP}")
+    if score is None:
+        return Problem(number, human_col, f"The human score{what} {why}; the row is left out."), None
+    if not _refs(row, ref_cols):
+        return Problem(number, ", ".join(ref_cols), "The reference is empty; the row is left out."), None
+    if len(_cell(row, cand_col)) > max_cell or sum(map(len, _refs(row, ref_cols))) > max_cell:
+        return Problem(number, cand_col, f"A cell is longer than {max_cell:,} characters; the row is left out."), None
+    return None, score
+
+
 def _build(entries, ref_cols, seg_col, group_col, problems, layout, human_name, max_cell) -> HumanScored:
     problems = list(problems)
     cands, references, human, systems, groups, seg_ids, rows = [], [], [], [], [], [], []
-    for row, number, cand_col, human_col, system in entries:
-        what = f" of system {system!r}" if layout == "wide" else ""
-        text = _cell(row, cand_col)
-        refs = _refs(row, ref_cols)
-        raw = _cell(row, human_col).strip()
-        score = _number(raw)
-        if score is None:
-            reason = "is empty" if not raw else f"is {raw[:20]!r}, not a finite number"
-            problems.append(Problem(number, human_col, f"The human score{what} {reason}; the row is left out."))
+    for row, number, cand_col, human_col, system_col in entries:
+        bad, score = _row_problem(row, number, cand_col, human_col, system_col, ref_cols, seg_col, group_col, layout,
+                                  max_cell)
+        if bad is not None:
+            problems.append(bad)
             continue
-        if not refs:
-            problems.append(Problem(number, ", ".join(ref_cols), "The reference is empty; the row is left out."))
-            continue
-        if len(text) > max_cell or sum(map(len, refs)) > max_cell:
-            problems.append(Problem(number, cand_col, f"A cell is longer than {max_cell:,} characters; the row is "
-                                                      "left out."))
-            continue
+        system = system_col if layout == "wide" else (_cell(row, system_col) if system_col else None)
         if system is not None and not system.strip():
-            problems.append(Problem(number, "system", "The system name is empty; the row is left out."))
+            problems.append(Problem(number, system_col, "The system name is empty; the row is left out."))
             continue
+        text = _cell(row, cand_col)
         if not text.strip():
+            what = f" of system {system!r}" if layout == "wide" else ""
             problems.append(Problem(number, cand_col, f"Empty output{what}; scored as empty text (0).", "warning"))
         cands.append(text)
-        references.append(refs)
+        references.append(_refs(row, ref_cols))
         human.append(score)
         seg_ids.append((_cell(row, seg_col).strip() if seg_col else "") or str(number))
         rows.append(number)
         systems.append((system or "").strip())
         groups.append((_cell(row, group_col).strip() or "(none)") if group_col else "")
+    if human and 0 < max(human) - min(human) < MIN_HUMAN_SPREAD:
+        problems.append(Problem(None, human_name, f"The human scores all lie within {max(human) - min(human):.3g} of "
+                                                  f"each other, less than {MIN_HUMAN_SPREAD:g}: their correlations "
+                                                  "and intervals cannot be computed in floating point. Rescale them "
+                                                  "(e.g. multiply by 1e100) and read the file again."))
+        return _empty(problems, layout, human_name)
     if len(cands) < 3:
         problems.append(Problem(None, None, f"{len(cands)} rated output(s) could be read; a correlation needs at "
                                             "least 3."))

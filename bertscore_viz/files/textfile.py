@@ -6,9 +6,10 @@ Python's universal newlines, so ``\\n``, ``\\r\\n`` and ``\\r`` each end a line,
 tab, ``\\x1c`` or U+2028 stays inside its line, where ``str.splitlines`` would split); each line is then stripped
 of surrounding whitespace; a final line end does not start another line. A UTF-8 byte-order mark is dropped.
 
-Errors say what the file is instead: a directory, missing, empty (no lines at all), UTF-16 or UTF-32 (by its
-byte-order mark, or by its zero bytes), binary, or text in another 8-bit encoding (with the offset and line of the
-first byte UTF-8 cannot read, and how to convert it).
+Errors say what the file is instead: a directory, missing, empty (no lines at all), a compressed file, an
+archive, a spreadsheet, a PDF or another known format (by its first bytes, :mod:`bertscore_viz.files.formats`),
+UTF-16 or UTF-32 (by its byte-order mark, or by its zero bytes), binary, or text in another 8-bit encoding (with the
+offset and line of the first byte UTF-8 cannot read, and how to convert it).
 """
 
 from __future__ import annotations
@@ -17,34 +18,25 @@ import io
 from pathlib import Path
 
 from bertscore_viz.errors import InputError
+from bertscore_viz.files.formats import identify_binary, looks_binary, wide_encoding
 
-_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"), (b"\xff\xfe", "UTF-16"),
-         (b"\xfe\xff", "UTF-16"))
-
-
-def _wide_encoding(data: bytes) -> str | None:
-    """UTF-16 or UTF-32 from a byte-order mark, or from zero bytes in every other (fourth) byte of a text
-    without one."""
-    for bom, name in _BOMS:
-        if data.startswith(bom):
-            return name
-    head = data[:4096]
-    if len(head) >= 8:
-        zeros = [head[i::4].count(0) / max(1, len(head[i::4])) for i in range(4)]
-        if sum(z > 0.6 for z in zeros) >= 3:
-            return "UTF-32"
-        if (zeros[1] > 0.4 and zeros[3] > 0.4) or (zeros[0] > 0.4 and zeros[2] > 0.4):
-            return "UTF-16"
-    return None
+__all__ = ["decode_text", "split_lines", "read_bytes", "read_text_lines"]
 
 
 def decode_text(data: bytes, what: str) -> str:
-    """UTF-8 text (a byte-order mark dropped), or an InputError naming the encoding found and how to convert.
+    """UTF-8 text (a byte-order mark dropped), or an InputError naming what the bytes are and what to do.
 
     Args:
         what: how messages name the input, e.g. ``"The candidate file hyps.txt"`` or ``"The corpus upload.txt"``.
+
+    Raises:
+        InputError: a known non-text format (compressed, archive, spreadsheet, PDF, ...), UTF-16/32 text, binary
+            data, or text in another 8-bit encoding.
     """
-    wide = _wide_encoding(data)
+    found = identify_binary(data)
+    if found is not None:
+        raise InputError(found.sentence(what))
+    wide = wide_encoding(data)
     if wide is not None:
         raise InputError(f"{what} is {wide} text; save it as UTF-8 (in an editor: encoding UTF-8; in Excel: 'CSV "
                          f"UTF-8'), or convert it: `iconv -f {wide} -t UTF-8 FILE > FILE.utf8`.")
@@ -52,9 +44,9 @@ def decode_text(data: bytes, what: str) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        if b"\x00" in data[:8192]:
-            raise InputError(f"{what} is not text (it holds zero bytes; byte {exc.start}, line {line}, is not "
-                             "UTF-8): give a plain text file, one sentence per line.") from None
+        if looks_binary(data):
+            raise InputError(f"{what} is not text (it holds zero bytes or control characters; byte {exc.start}, "
+                             f"line {line}, is not UTF-8): give a plain text file, one sentence per line.") from None
         bad = data[exc.start: exc.start + 4]
         raise InputError(f"{what} is not UTF-8: byte {exc.start} (line {line}) is {bad!r}. It is in another "
                          "encoding; convert it with `iconv -f ENCODING -t UTF-8 FILE > FILE.utf8`, ENCODING being "

@@ -32,7 +32,7 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-from bertscore_viz.cli.progress import progress_bar
+from bertscore_viz.progress import progress_bar
 from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.errors import InputError, ModelError, shorten
 from bertscore_viz.integrations import missing_package

@@ -41,6 +41,13 @@ SETTINGS: dict[str, tuple[type, object]] = {
     "baseline_dir": (str, ""),
     "kept_mb": (float, 1024.0),
     "kept_hours": (float, 8.0),
+    "upload_columns": (int, 500),
+    "upload_cells": (int, 5_000_000),
+    "upload_systems": (int, 100),
+    "upload_pairs": (int, 1_000_000),
+    "upload_cell_chars": (int, 20_000),
+    "upload_seconds": (float, 60.0),
+    "upload_memory_mb": (float, 2048.0),
 }
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
@@ -67,6 +74,11 @@ class Policy:
         baseline_dir: where baselines saved in the app are kept for later sessions ("" = not kept).
         kept_mb, kept_hours: the work of browser sessions kept in memory for a refresh or a second tab with the
             same link (ui/persist.py): at most this many MB in all, each for this many hours after its last use.
+        upload_columns, upload_cells, upload_systems, upload_pairs, upload_cell_chars: the most columns and cells
+            a file may have, the most systems and pairs (systems x segments) a Compare upload may score, the
+            longest cell (docs/INPUTS.md).
+        upload_seconds, upload_memory_mb: the most time and memory a file may take to read, in a worker process
+            of its own (serving/isolated.py), so that no upload holds the server for the other sessions.
     """
 
     models: tuple[str, ...] = ()
@@ -81,6 +93,13 @@ class Policy:
     baseline_dir: str = ""
     kept_mb: float = 1024.0
     kept_hours: float = 8.0
+    upload_columns: int = 500
+    upload_cells: int = 5_000_000
+    upload_systems: int = 100
+    upload_pairs: int = 1_000_000
+    upload_cell_chars: int = 20_000
+    upload_seconds: float = 60.0
+    upload_memory_mb: float = 2048.0
 
     @property
     def kept_bytes(self) -> int:
@@ -93,6 +112,10 @@ class Policy:
     @property
     def session_upload_bytes(self) -> int:
         return int(self.session_upload_mb * 2**20)
+
+    @property
+    def upload_memory_bytes(self) -> int:
+        return int(self.upload_memory_mb * 2**20)
 
 
 def _convert(name: str, kind: type, value: object) -> object:
@@ -115,7 +138,7 @@ def _convert(name: str, kind: type, value: object) -> object:
         what = "a whole number" if kind is int else "a number"
         raise DeployConfigError(f"{name} must be {what}, got {value!r}.") from None
     if kind is float and not 0 < out < float("inf"):  # sizes in MB: any positive amount (0.5 = 512 kB)
-        unit = "hours" if name.lower().endswith("hours") else "MB"
+        unit = "hours" if name.lower().endswith("hours") else "seconds" if name.lower().endswith("seconds") else "MB"
         raise DeployConfigError(f"{name} must be a positive number of {unit}, got {value!r}.")
     least = 0 if name.lower().endswith("small_job") else 1
     if kind is int and out < least:

@@ -38,8 +38,8 @@ def _results_parquet(n_segments: int, systems=("A", "B"), text: str = "The cat s
             "candidate": pa.array([text] * n).dictionary_encode(),
             "references": pa.array([[text]] * n, type=pa.list_(pa.string())),
             "source": pa.array([None] * n, type=pa.string())}
-    for c in results_file.SCORE_COLUMNS:
-        cols[c] = np.full(n, 0.5)
+    for c in results_file.SCORE_COLUMNS:  # no baseline in the metadata: rescaled columns are null, as written
+        cols[c] = pa.nulls(n, pa.float64()) if c.startswith("rescaled_") else np.full(n, 0.5)
     cols["best_reference"] = np.zeros(n, dtype=np.int64)
     cols["notes"] = pa.array([""] * n)
     table = pa.table(cols)

@@ -1,4 +1,4 @@
-"""The command line's progress bars (``bertscore_viz.cli.progress``): the engine's ``progress(done, total)`` convention
+"""The command line's progress bars (``bertscore_viz.progress``): the engine's ``progress(done, total)`` convention
 drawn by tqdm on stderr, and the install command's one bar per stage."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import re
 
 from bertscore_viz.cli import models as models_cli
 from bertscore_viz.cli.entry import main
-from bertscore_viz.cli.progress import progress_bar
+from bertscore_viz.progress import progress_bar
 from bertscore_viz.models import install as inst
 
 from .test_install import fake  # noqa: F401  (the fixture: five fake wheels and their catalog entry)

@@ -35,13 +35,7 @@ from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.errors import BertScoreVizError, ModelError
 from bertscore_viz.files import upload
 from bertscore_viz.models.spec import ModelSpec
-from bertscore_viz.serving import (
-    baseline_store,
-    config,
-    job_queue,
-    model_access,
-    model_pool,
-)
+from bertscore_viz.serving import baseline_store, config, isolated, job_queue, model_access, model_pool
 from bertscore_viz.versions import package_version
 
 log = logging.getLogger("bertscore_viz.app")
@@ -222,7 +216,8 @@ def upload_help(own_limit: int | None = None, rows: bool = False) -> str:
     pol = policy()
     text = f"At most {upload.describe_size(upload_limit_bytes(own_limit))} per file"
     if rows:
-        text += f", {pol.upload_rows:,} rows, {upload.MAX_CELL_CHARS:,} characters per cell"
+        text += (f", {pol.upload_rows:,} rows, {pol.upload_columns:,} columns, {pol.upload_cell_chars:,} characters "
+                 "per cell")
     return text + f"; {upload.describe_size(pol.session_upload_bytes)} per session in total."
 
 
@@ -246,14 +241,30 @@ def count_upload(data: bytes, name: str, own_limit: int | None = None) -> str | 
     return None
 
 
-def read_upload(data: bytes, name: str):
-    """:func:`bertscore_viz.files.upload.read_table` within the deployment's limits (:func:`count_upload`, and the most
-    rows per file). Returns ``(table or None, problems)``."""
+def upload_limits() -> dict:
+    """The deployment's upload limits as keyword arguments of the readers of :mod:`bertscore_viz.serving.isolated`."""
+    pol = policy()
+    return {"max_bytes": upload_limit_bytes(), "max_rows": pol.upload_rows, "max_columns": pol.upload_columns,
+            "max_cells": pol.upload_cells, "max_seconds": pol.upload_seconds,
+            "max_memory_bytes": pol.upload_memory_bytes}
 
+
+def read_upload(data: bytes, name: str):
+    """The file read as a table within the deployment's limits (:func:`count_upload`; rows, columns and cells), in a
+    worker process of its own under a time and memory limit, so that no file holds the server for the other
+    sessions. Returns ``(table or None, problems)``."""
     refused = count_upload(data, name)
     if refused is not None:
         return None, [upload.Problem(None, None, refused)]
-    return upload.read_table(data, name, max_bytes=upload_limit_bytes(), max_rows=policy().upload_rows)
+    return isolated.read_table(data, name, **upload_limits())
+
+
+def build_upload(data: bytes, name: str, mapping, empty):
+    """The dataset for a column mapping, read and built in a worker process (bytes are cheap to send; a table is
+    not), within the deployment's limits on systems, pairs and cells."""
+    pol = policy()
+    return isolated.parse_upload(data, name, mapping, empty, max_cell_chars=pol.upload_cell_chars,
+                                 max_systems=pol.upload_systems, max_pairs=pol.upload_pairs, **upload_limits())
 
 
 # --- downloads ----------------------------------------------------------------------------------------------------

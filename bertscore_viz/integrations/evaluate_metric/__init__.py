@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from bertscore_viz.cli.progress import progress_bar
+from bertscore_viz.progress import progress_bar
 from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.errors import InputError
 from bertscore_viz.models.spec import default_model_name
