@@ -41,6 +41,7 @@ SETTINGS: dict[str, tuple[type, object]] = {
     "baseline_dir": (str, ""),
     "kept_mb": (float, 1024.0),
     "kept_hours": (float, 8.0),
+    "share_hours": (float, 24.0),
     "upload_columns": (int, 500),
     "upload_cells": (int, 5_000_000),
     "upload_systems": (int, 100),
@@ -74,6 +75,7 @@ class Policy:
         baseline_dir: where baselines saved in the app are kept for later sessions ("" = not kept).
         kept_mb, kept_hours: the work of browser sessions kept in memory for a refresh or a second tab with the
             same link (ui/persist.py): at most this many MB in all, each for this many hours after its last use.
+        share_hours: how long a read-only link a user makes of their work keeps working (ui/persist.py).
         upload_columns, upload_cells, upload_systems, upload_pairs, upload_cell_chars: the most columns and cells
             a file may have, the most systems and pairs (systems x segments) a Compare upload may score, the
             longest cell (docs/INPUTS.md).
@@ -93,6 +95,7 @@ class Policy:
     baseline_dir: str = ""
     kept_mb: float = 1024.0
     kept_hours: float = 8.0
+    share_hours: float = 24.0
     upload_columns: int = 500
     upload_cells: int = 5_000_000
     upload_systems: int = 100

@@ -1,21 +1,33 @@
-"""Work that survives a browser refresh: a session key in the URL, and each session's work kept on the server.
+"""Work that survives a browser refresh, belongs to its browser, and is shared only when its owner chooses.
 
 Streamlit forgets a browser session on refresh: the upload, its minutes of scoring, the settings and a custom
 baseline were gone. Here every run ends by keeping a reference to the session's work (the Compare input and its
-model pass, custom baselines, the Agreement page's work, the sidebar's settings and the pages' kept widgets) under
-a random key that is also in the page's URL (``?s=...``). A refresh, or the same link opened in a second tab,
-starts a new Streamlit session; its first run finds the key in the URL and gets a copy of that work back, so no
-model pass is repeated.
+model pass, custom baselines, the Agreement page's work, the sidebar's settings and the pages' kept widgets) on the
+server, under a key that is also in the page's URL (``?s=...``), and bound to the browser that made it.
 
-Bounds (operator settings, docs/DEPLOY.md): the kept work of all sessions is at most ``KEPT_MB`` (estimated from
-the bytes and arrays it holds; the least recently used goes first) and each is kept ``KEPT_HOURS`` after its last
-use. The key is a capability: 16 random bytes, so a link cannot be guessed, and whoever has the link has the work.
-**Start fresh** (sidebar) forgets it and starts a new key.
+* **Keys are issued here.** A session's key is 16 random bytes made by this server. A key in a link is adopted only
+  if this server issued it, its work is still kept, and it was made in *this browser* (the work is bound to the
+  browser's own secret: a hash of Streamlit's XSRF token, a cookie the browser holds and never puts in a link).
+  Anything else (a key someone chose, an expired one, another browser's) starts a fresh session, and the page
+  says so once. So a link pasted to a colleague, or a link with a key of an attacker's choosing, never reaches
+  anyone's work. Where the server cannot tell browsers apart (XSRF protection turned off), no key is adopted: a
+  refresh starts afresh.
+* **A refresh or a second tab gets a copy, under a new key** (the old key is dropped): two tabs never share one
+  session, so a change in one never changes, or half-changes, the other.
+* **Sharing is explicit.** *Share a read-only link* (sidebar) makes a snapshot of the work under a separate share
+  key (``?view=...``); anyone with that link gets their own copy of the snapshot (their changes stay theirs), until
+  the owner revokes it or ``SHARE_HOURS`` pass. The private session key is never part of it.
+
+Bounds (operator settings, docs/DEPLOY.md): the kept work and snapshots of all sessions are at most ``KEPT_MB``
+(estimated from the bytes and arrays they hold; the least recently used goes first); a session's work is kept
+``KEPT_HOURS`` after its last use, a snapshot ``SHARE_HOURS`` after it was made. **Start fresh** (sidebar) forgets
+the session's work and its snapshot.
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
 import re
 import secrets
 import threading
@@ -29,14 +41,24 @@ import streamlit as st
 from bertscore_viz.app.ui import state
 from bertscore_viz.app.ui.cache import policy
 
+__all__ = ["QUERY_KEY", "SHARE_KEY", "XSRF_COOKIE", "browser_secret", "session_token", "restore", "save", "forget",
+           "share", "revoke_share", "shared_link", "kept_sessions", "is_work", "estimate_size"]
+
 QUERY_KEY = "s"
+SHARE_KEY = "view"
 TOKEN_KEY = "_persist_token"
 RESTORED_KEY = "_persist_restored"
+NOTICE_KEY = "_persist_notice"
+OWN_SHARE_KEY = "_persist_share"
+#: The pages' run counter (Compare's "model pass made in this run").
+RUN_ID_KEY = "_run_id"
+#: Streamlit's XSRF cookie: per browser, sent with every request, never in a link.
+XSRF_COOKIE = "_streamlit_xsrf"
 #: Plain session keys that hold work (not widgets).
 WORK_KEYS = ("compare_input", "compare_state", "custom_baselines", "agreement_input", "_agreement_work",
              "inspect_n_refs", "_uploaded_bytes", "_baseline_computed", "walk_batch", "walk_editor_version")
 #: The sidebar's widgets (drawn on every run; kept here so that a refresh keeps the settings).
-SIDEBAR_KEYS = ("model_choice", "model_other", "idf", "rescale", "lang", "long_texts_window")
+SIDEBAR_KEYS = ("model_choice", "model_other", "idf", "rescale", "lang", "long_texts_window", "precision_choice")
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
 
 
@@ -45,6 +67,9 @@ class _Entry:
     values: dict
     size: int
     touched: float
+    browser: str | None  # the owner's browser (sessions); None for a snapshot anyone with its link may copy
+    expires: float | None = None  # snapshots: when the link stops working
+    owner: str | None = None  # snapshots: the session key that made it (Start fresh revokes it)
 
 
 _STORE: OrderedDict[str, _Entry] = OrderedDict()
@@ -78,82 +103,191 @@ def estimate_size(obj, depth: int = 0, seen: set | None = None) -> int:
     return 8
 
 
-def _evict(now: float, limit_bytes: int, max_age: float) -> None:
-    for key in [k for k, e in _STORE.items() if now - e.touched > max_age]:
+def _evict(now: float) -> None:
+    pol = policy()
+    max_age = pol.kept_hours * 3600
+    for key in [k for k, e in _STORE.items()
+                if (e.expires is not None and now > e.expires) or (e.expires is None and now - e.touched > max_age)]:
         del _STORE[key]
     total = sum(e.size for e in _STORE.values())
-    while _STORE and total > limit_bytes:  # least recently used first
+    while _STORE and total > pol.kept_bytes:  # least recently used first
         _, entry = _STORE.popitem(last=False)
         total -= entry.size
 
 
+def xsrf_token_bytes(cookie: str | None) -> bytes | None:
+    """The token inside Streamlit's (Tornado-format) XSRF cookie: ``2|mask|masked token|timestamp`` (the mask
+    changes with every response, the token does not) or a plain version-1 hex token; None when absent or
+    malformed."""
+    if not cookie:
+        return None
+    value = cookie.strip("\"'")
+    try:
+        if value.startswith("2|"):
+            _, mask_hex, masked_hex, _ts = value.split("|")
+            mask, masked = bytes.fromhex(mask_hex), bytes.fromhex(masked_hex)
+            if len(mask) != 4 or not masked:
+                return None
+            return bytes(b ^ mask[i % 4] for i, b in enumerate(masked))
+        token = bytes.fromhex(value)
+    except ValueError:
+        return None
+    return token or None
+
+
+def browser_secret() -> str | None:
+    """This browser's own secret, as a hash (never the token itself): the same across its refreshes and tabs,
+    different in another browser; None where the server cannot tell (no XSRF cookie)."""
+    token = xsrf_token_bytes(st.context.cookies.get(XSRF_COOKIE))
+    return None if token is None else hashlib.sha256(b"bertscore-viz session\0" + token).hexdigest()
+
+
+def _new_token() -> str:
+    return secrets.token_urlsafe(16)
+
+
 def session_token() -> str:
-    """This session's key: from the URL when it has a well-formed one, else a new one, written into the URL (and
-    again on every run: page changes drop query parameters)."""
+    """This session's key (issued here), written into the URL on every run (page changes drop query parameters)."""
     token = st.session_state.get(TOKEN_KEY)
     if token is None:
-        given = st.query_params.get(QUERY_KEY)
-        token = given if isinstance(given, str) and _TOKEN.match(given) else secrets.token_urlsafe(16)
-        st.session_state[TOKEN_KEY] = token
+        token = st.session_state[TOKEN_KEY] = _new_token()
     if st.query_params.get(QUERY_KEY) != token:
         st.query_params[QUERY_KEY] = token
+    if SHARE_KEY in st.query_params:
+        del st.query_params[SHARE_KEY]
     return token
 
 
+def _claim(given: str | None, shared: str | None, browser: str | None) -> tuple[dict | None, str | None]:
+    """The work a new session may copy (a session of this browser with the given key, or a live snapshot), and a
+    note when a link was given but leads nowhere. The session's old key is dropped: its work moves to the new key."""
+    now = time.time()
+    with _LOCK:
+        _evict(now)
+        if shared:
+            entry = _STORE.get(shared) if _TOKEN.match(shared) else None
+            if entry is None or entry.expires is None:
+                return None, ("This shared link has expired or was revoked (or was never made on this server): "
+                              "a fresh session starts.")
+            return dict(entry.values), (f"A read-only copy of shared work, made {_ago(now - entry.touched)}: "
+                                        "what you change here stays in your session.")
+        if not given:
+            return None, None
+        entry = _STORE.get(given) if _TOKEN.match(given) else None
+        if entry is None or entry.expires is not None or browser is None or entry.browser != browser:
+            return None, ("This link's session is not this browser's (or has expired): a fresh session starts. To "
+                          "show someone your work, use **Share a read-only link** in the sidebar.")
+        del _STORE[given]  # moved to the new key: two tabs never write one session
+        return dict(entry.values), None
+
+
+def _ago(seconds: float) -> str:
+    minutes = int(seconds // 60)
+    return "just now" if minutes < 1 else f"{minutes} min ago" if minutes < 120 else f"{minutes // 60} h ago"
+
+
 def restore() -> bool:
-    """At the top of a session's first run: the work kept under the URL's key, copied into this session (a copy:
-    two tabs of one link do not share mutable state). Returns whether anything was restored."""
+    """At the top of a session's first run: the work of the link's key (this browser's) or snapshot, copied into
+    this session under a new key (a copy: two tabs never share mutable state). Returns whether anything was
+    restored; a link that leads nowhere is said once."""
     if st.session_state.get(RESTORED_KEY):
         session_token()
+        _show_notice()
         return False
     st.session_state[RESTORED_KEY] = True
-    token = session_token()
-    pol = policy()
-    with _LOCK:
-        _evict(time.time(), pol.kept_bytes, pol.kept_hours * 3600)
-        entry = _STORE.get(token)
-        if entry is None:
-            return False
-        _STORE.move_to_end(token)
-        entry.touched = time.time()
-        values = dict(entry.values)
+    given, shared = st.query_params.get(QUERY_KEY), st.query_params.get(SHARE_KEY)
+    values, note = _claim(given if isinstance(given, str) else None, shared if isinstance(shared, str) else None,
+                          browser_secret())
+    session_token()
+    if note:
+        st.session_state[NOTICE_KEY] = note
+    _show_notice()
+    if values is None:
+        return False
     for key, value in values.items():
         if key not in st.session_state:
             st.session_state[key] = copy.deepcopy(value)
+    # The pages mark work done "in this run" by a run counter kept in the session; a copied session continues from
+    # a random start, so that a copied marker never matches one of its own runs.
+    st.session_state[RUN_ID_KEY] = secrets.randbits(48)
     return True
 
 
+def _show_notice() -> None:
+    note = st.session_state.pop(NOTICE_KEY, None)
+    if note:
+        st.toast(note, icon=":material/info:")
+
+
 def save() -> None:
-    """At the end of a run: keep (references to) this session's work under its key."""
+    """At the end of a run: keep (references to) this session's work under its key, bound to this browser (not at
+    all where the server cannot tell browsers apart)."""
     token = st.session_state.get(TOKEN_KEY)
-    if token is None:
+    browser = browser_secret()
+    if token is None or browser is None:
         return
     values = {k: st.session_state[k] for k in list(st.session_state.keys()) if is_work(k)}
-    pol = policy()
     size = estimate_size(values)
     with _LOCK:
-        if size > pol.kept_bytes:  # larger than everything allowed: not kept (a refresh starts afresh)
+        if size > policy().kept_bytes:  # larger than everything allowed: not kept (a refresh starts afresh)
             _STORE.pop(token, None)
             return
-        _STORE[token] = _Entry(values, size, time.time())
+        _STORE[token] = _Entry(values, size, time.time(), browser)
         _STORE.move_to_end(token)
-        _evict(time.time(), pol.kept_bytes, pol.kept_hours * 3600)
+        _evict(time.time())
+
+
+def share() -> str:
+    """A snapshot of this session's work under a new share key (replacing this session's earlier one), for
+    ``SHARE_HOURS``; returns the key. The snapshot is a deep copy: later changes here do not reach it."""
+    values = copy.deepcopy({k: st.session_state[k] for k in list(st.session_state.keys()) if is_work(k)})
+    key = _new_token()
+    now = time.time()
+    with _LOCK:
+        old = st.session_state.get(OWN_SHARE_KEY)
+        if old:
+            _STORE.pop(old, None)
+        _STORE[key] = _Entry(values, estimate_size(values), now, None, now + policy().share_hours * 3600,
+                             st.session_state.get(TOKEN_KEY))
+        _evict(now)
+    st.session_state[OWN_SHARE_KEY] = key
+    return key
+
+
+def revoke_share() -> None:
+    """The read-only link of this session stops working at once."""
+    key = st.session_state.pop(OWN_SHARE_KEY, None)
+    if key:
+        with _LOCK:
+            _STORE.pop(key, None)
+
+
+def shared_link() -> tuple[str, float] | None:
+    """This session's live read-only link key and when it expires, or None."""
+    key = st.session_state.get(OWN_SHARE_KEY)
+    with _LOCK:
+        entry = _STORE.get(key) if key else None
+        if entry is None or entry.expires is None or entry.expires < time.time():
+            return None
+        return key, entry.expires
 
 
 def forget() -> None:
-    """Start fresh: this key's kept work is dropped, the session's state cleared, and a new key is made."""
+    """Start fresh: this key's kept work and its read-only link are dropped, the session's state cleared, and a new
+    key is made."""
     token = st.session_state.get(TOKEN_KEY)
+    revoke_share()
     with _LOCK:
         if token is not None:
             _STORE.pop(token, None)
     for key in list(st.session_state.keys()):
         del st.session_state[key]
     st.session_state[RESTORED_KEY] = True
-    st.session_state[TOKEN_KEY] = secrets.token_urlsafe(16)
+    st.session_state[TOKEN_KEY] = _new_token()
     st.query_params[QUERY_KEY] = st.session_state[TOKEN_KEY]
 
 
 def kept_sessions() -> dict:
-    """``{key: estimated bytes}`` of the kept work (for tests and the operator)."""
+    """``{key: estimated bytes}`` of the kept work and snapshots (for tests and the operator)."""
     with _LOCK:
         return {k: e.size for k, e in _STORE.items()}

@@ -7,6 +7,7 @@ runs on its own (tests), falling back to the defaults.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, replace
 
 import streamlit as st
@@ -129,11 +130,40 @@ def sidebar() -> Settings:
             st.caption("No baseline for this model, language and layer: the numbers are raw.")
         elif settings.rescale:
             st.caption(escape_markdown(baseline_in_use(settings, spec.name)))
+        _share_control()
         st.button("Start fresh", key="start_fresh", on_click=persist.forget, icon=":material/restart_alt:",
-                  help="Forget this session's uploads, scores, baselines and settings. Otherwise they are kept for "
-                       "a refresh, or the same link in another tab, for a few hours.")
+                  help="Forget this session's uploads, scores, baselines and settings, and revoke its read-only "
+                       "link. Otherwise they are kept for a refresh, or another tab of this browser, for a few hours.")
     st.session_state["settings"] = settings
     return settings
+
+
+def _share_control() -> None:
+    """Share a read-only link: a snapshot of this session's work that anyone with the link can open as a copy of
+    their own, until revoked or expired. The address bar's link is this browser's alone."""
+    with st.expander("Share a read-only link", icon=":material/share:"):
+        live = persist.shared_link()
+        if live is None:
+            hours = cache.policy().share_hours
+            st.caption("Your address bar's link works only in this browser. To show your work (uploads, scores, "
+                       f"settings) to someone, make a link to a copy of it; it works for {hours:g} hours or until "
+                       "you revoke it.")
+            if st.button("Make a read-only link", key="share_make", icon=":material/link:"):
+                persist.share()
+                st.rerun()
+            return
+        key, expires = live
+        base = (st.context.url or "").split("?", 1)[0]
+        st.code(f"{base}?{persist.SHARE_KEY}={key}", language=None, wrap_lines=True)
+        st.caption(f"A copy of this session's work as it was when the link was made; expires "
+                   f"{time.strftime('%H:%M UTC', time.gmtime(expires))}. Making a new link replaces this one.")
+        c1, c2 = st.columns(2)
+        if c1.button("New link", key="share_renew", icon=":material/refresh:"):
+            persist.share()
+            st.rerun()
+        if c2.button("Revoke", key="share_revoke", icon=":material/link_off:"):
+            persist.revoke_share()
+            st.rerun()
 
 
 def baseline_in_use(settings, model: str) -> str:
