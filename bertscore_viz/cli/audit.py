@@ -18,12 +18,12 @@ import json
 import sys
 import warnings
 
-from bertscore_viz.progress import progress_bar
 from bertscore_viz.engine.scorer import BertScoreWarning, Scorer
 from bertscore_viz.errors import InputError
 from bertscore_viz.evaluation.audit import AuditResult, audit
 from bertscore_viz.files.fileio import atomic_write_text, check_writable
 from bertscore_viz.files.textfile import read_text_lines
+from bertscore_viz.progress import progress_bar
 
 __all__ = ["format_table", "parse_layers", "read_inputs", "run"]
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import importlib
 import sys
 
-from bertscore_viz.progress import progress_bar
 from bertscore_viz.errors import InputError
 from bertscore_viz.files.fileio import check_writable
+from bertscore_viz.progress import progress_bar
 from bertscore_viz.rescaling.baseline_compute import (
     DEFAULT_MAX_WORDS,
     compute_baseline,

@@ -10,10 +10,10 @@ import sys
 import warnings
 from pathlib import Path
 
-from bertscore_viz.progress import progress_bar
 from bertscore_viz.engine.scorer import BertScoreWarning, Scorer
 from bertscore_viz.errors import InputError
 from bertscore_viz.files.textfile import read_text_lines
+from bertscore_viz.progress import progress_bar
 
 __all__ = ["run", "read_lines", "looks_like_path", "looks_like_bare_name"]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import sys
 
-from bertscore_viz.progress import progress_bar
 from bertscore_viz.evaluation.layer_tuning import tune_layers, write_table
 from bertscore_viz.files.fileio import check_writable
+from bertscore_viz.progress import progress_bar
 
 __all__ = ["run"]
 

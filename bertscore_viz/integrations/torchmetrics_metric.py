@@ -32,11 +32,11 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-from bertscore_viz.progress import progress_bar
 from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.errors import InputError, ModelError, shorten
 from bertscore_viz.integrations import missing_package
 from bertscore_viz.models.spec import default_model_name
+from bertscore_viz.progress import progress_bar
 
 try:  # optional dependency: only this module needs torchmetrics
     from torchmetrics import Metric

@@ -37,7 +37,8 @@ TYPED = "A typed candidate that must survive a visit to Compare."
 #: The sidebar is drawn on every run: its widgets need no carrying over.
 SIDEBAR = {"model_choice", "model_other", "idf", "rescale", "lang"}
 #: Settable page widgets deliberately not kept, and why.
-NOT_KEPT = {"cmp_segments": "a row selection is an action (it opens the drill-down), not a setting"}
+NOT_KEPT = {"cmp_segments": "a row selection is an action (it opens the drill-down), not a setting",
+            "samples_choices": "a row selection is an action (it opens that input), not a setting"}
 
 
 @pytest.fixture
@@ -115,6 +116,9 @@ def test_every_widget_the_pages_draw_is_kept_exactly_when_it_may_be_written(nav,
     go(at, "agreement.py")
     at.session_state["agreement_input"] = {"name": "rated.csv", "data": RATED, "origin": "upload"}
     at.run()
+    assert not at.exception, at.exception
+    go(at, "samples.py")
+    at.button(key="samples_example").click().run()
     assert not at.exception, at.exception
     fixed = {k for k, allowed in writes.items() if False in allowed}
     assert {"bl_keep", "bl_compute", "bl_download_tsv", "cmp_file", "cmp_load_example", "cmp_forget",

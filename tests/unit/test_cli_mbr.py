@@ -14,6 +14,7 @@ from bertscore_viz import InputError, Scorer
 from bertscore_viz.cli import mbr
 from bertscore_viz.cli.parser import build_parser
 from bertscore_viz.consensus import consensus
+from bertscore_viz.files.samples import read_groups
 
 SAMPLES = [
     ["The cat sat on the mat.", "A cat was sitting on the mat.", "The dog sat on the mat.", "Cats like mats."],
@@ -146,7 +147,7 @@ def test_output_is_written_atomically(tmp_path, capsys, monkeypatch):
 
 
 def test_read_groups_keeps_text_order_and_tabs_out_of_tsv(tmp_path, capsys):
-    ids, groups, refs = mbr.read_groups(write(tmp_path / "s.txt", ["x\ty", "b", "c", "d"]), group_size=2)
+    ids, groups, refs = read_groups(write(tmp_path / "s.txt", ["x\ty", "b", "c", "d"]), group_size=2)
     assert ids == [0, 1] and groups == [["x\ty", "b"], ["c", "d"]] and refs == [[], []]
     assert cli("mbr", "--samples", str(tmp_path / "s.txt"), "--group-size", "1") == 0
     rows = read_tsv(capsys.readouterr().out)

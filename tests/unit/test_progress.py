@@ -8,8 +8,8 @@ import re
 
 from bertscore_viz.cli import models as models_cli
 from bertscore_viz.cli.entry import main
-from bertscore_viz.progress import progress_bar
 from bertscore_viz.models import install as inst
+from bertscore_viz.progress import progress_bar
 
 from .test_install import fake  # noqa: F401  (the fixture: five fake wheels and their catalog entry)
 

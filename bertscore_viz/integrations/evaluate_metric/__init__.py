@@ -12,10 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from bertscore_viz.progress import progress_bar
 from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.errors import InputError
 from bertscore_viz.models.spec import default_model_name
+from bertscore_viz.progress import progress_bar
 
 __all__ = ["SCRIPT", "evaluate_metric_path", "hub_compute", "scorer_options"]
 
