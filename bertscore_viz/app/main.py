@@ -27,6 +27,7 @@ PAGES = [
     ("inspect.py", "Inspect a pair", ":material/search:"),
     ("compare.py", "Compare systems", ":material/leaderboard:"),
     ("samples.py", "Many samples", ":material/stacked_line_chart:"),
+    ("audit.py", "Is the metric fooled?", ":material/psychology_alt:"),
     ("baselines.py", "Baselines and layers", ":material/tune:"),
     ("agreement.py", "Agreement with humans", ":material/thumbs_up_down:"),
     ("walkthrough.py", "How BERTScore is computed", ":material/school:"),

@@ -18,6 +18,7 @@ from streamlit.elements import form as st_form
 from streamlit.elements.lib import policies
 
 from bertscore_viz.app.ui import state
+from bertscore_viz.evaluation.perturb import PERTURBATIONS
 from bertscore_viz.files.upload import content_key
 from bertscore_viz.models.spec import BUNDLED_MODEL_NAME
 from bertscore_viz.serving import config
@@ -38,7 +39,9 @@ TYPED = "A typed candidate that must survive a visit to Compare."
 SIDEBAR = {"model_choice", "model_other", "idf", "rescale", "lang"}
 #: Settable page widgets deliberately not kept, and why.
 NOT_KEPT = {"cmp_segments": "a row selection is an action (it opens the drill-down), not a setting",
-            "samples_choices": "a row selection is an action (it opens that input), not a setting"}
+            "samples_choices": "a row selection is an action (it opens that input), not a setting",
+            **{f"audit_{order}_{p.name}": "a row selection is an action (it opens the example), not a setting"
+               for order in ("fooled", "noticed") for p in PERTURBATIONS}}
 
 
 @pytest.fixture

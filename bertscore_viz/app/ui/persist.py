@@ -57,7 +57,7 @@ XSRF_COOKIE = "_streamlit_xsrf"
 #: Plain session keys that hold work (not widgets).
 WORK_KEYS = ("compare_input", "compare_state", "custom_baselines", "agreement_input", "_agreement_work",
              "inspect_n_refs", "_uploaded_bytes", "_baseline_computed", "walk_batch", "walk_editor_version",
-             "samples_work")
+             "samples_work", "audit_work")
 #: The sidebar's widgets (drawn on every run; kept here so that a refresh keeps the settings).
 SIDEBAR_KEYS = ("model_choice", "model_other", "idf", "rescale", "lang", "long_texts_window", "precision_choice")
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{16,64}$")

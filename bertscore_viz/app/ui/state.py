@@ -37,12 +37,16 @@ KEPT_EXACT = frozenset({
     "long_texts_window",
     # Many samples: the text, the group size of plain-text files, the utility, the open input, the pair
     "samples_text", "samples_group_size", "samples_utility", "samples_open", "samples_pair_a", "samples_pair_b",
+    # Is the metric fooled?: the source, the sample, the system, the perturbations and their seed, the examples shown
+    "audit_source", "audit_pairs", "audit_sample_seed", "audit_system", "audit_perturbations", "audit_seed",
+    "audit_example_perturbation",
 })
 #: Kept page widgets whose key has a per-pair or per-file part (``fkey`` = 16 hex digits of the file's hash).
 KEPT_PATTERNS = (
     re.compile(r"inspect_reference_\d+"),
     # an explanation drawn by ui/explain_view.py: on Inspect, and A and B of Compare's drill-down
-    re.compile(r"(inspect|compare_a|compare_b|samples_pair)_(show_special|merge_words|which_ref|html_light|view)"),
+    re.compile(r"(inspect|compare_a|compare_b|samples_pair|audit_original|audit_perturbed)_"
+               r"(show_special|merge_words|which_ref|html_light|view)"),
     # Compare, per file: column mapping, Holm, significance choices, A/B, the segment table's search and toggles,
     # the drill-down's segment, the results file's raw/rescaled switch
     re.compile(r"cmp_(layout|refs|src|seg|sys|syscol|cand|empty|holm|baseline|metric|a|b|query|pr|bydiff|"
