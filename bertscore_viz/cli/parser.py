@@ -63,6 +63,9 @@ def _score(sub) -> None:
     add_model_args(p)
     p.add_argument("-s", "--seg_level", action="store_true", help="print P, R, F1 of every candidate")
     p.add_argument("--json", action="store_true", help="print one JSON object (precision, recall, f1, signature)")
+    p.add_argument("--calibrate", action="store_true",
+                   help="with --json: each pair's percentile_random (0-100), where its F1 stands among random pairs "
+                        "of unrelated sentences (docs/CALIBRATION.md)")
     p.add_argument("-v", "--verbose", action="store_true", help="progress on stderr")
     p.add_argument("--nthreads", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--use_fast_tokenizer", action="store_true", help=argparse.SUPPRESS)
@@ -114,7 +117,14 @@ def _baseline(sub) -> None:
     p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
                    help="score the blocks on Ray: no address = local Ray on this machine; 'auto' or ray://HEAD:10001")
     p.add_argument("--workers", type=int, default=None, help="Ray actors (default: one per GPU, else one per CPU)")
-    p.add_argument("-o", "--output", required=True, help="OUT.tsv (bert-score format); provenance beside it")
+    p.add_argument("-o", "--output", required=True,
+                   help="OUT.tsv (bert-score format); its provenance and calibration beside it")
+    p.add_argument("--block-pairs", type=int, default=None,
+                   help="most pairs per block (the pairing depends on it; 4096 reproduces the shipped en baselines)")
+    p.add_argument("--human", default=None,
+                   help="rated CSV/TSV/JSONL (candidate, reference, human): human bands in the calibration")
+    p.add_argument("--no-calibration", action="store_true",
+                   help="write the baseline only (with --ray the calibration is not computed: workers send means)")
 
 
 def _tune_layers(sub) -> None:

@@ -10,8 +10,11 @@ import sys
 import warnings
 from pathlib import Path
 
+import numpy as np
+
 from bertscore_viz.engine.scorer import BertScoreWarning, Scorer
 from bertscore_viz.errors import InputError
+from bertscore_viz.evaluation.calibration import percentile_random, require_calibration
 from bertscore_viz.files.textfile import read_text_lines
 from bertscore_viz.progress import progress_bar
 
@@ -96,7 +99,8 @@ def run(args) -> int:
     scorer = Scorer(model=args.model, layer=args.layer, idf=args.idf, rescale_with_baseline=args.rescale_with_baseline,
                     lang=args.lang, baseline_path=args.baseline_path, batch_size=args.batch_size,
                     device=args.device, precision=args.precision, long_texts=args.long_texts)
-
+    # before the model pass: a missing calibration is said at once, with how to compute one
+    cal = require_calibration(scorer.spec.name, args.lang, scorer.idf) if args.calibrate else None
     with warnings.catch_warnings(), progress_bar("embedding", "sentences") as progress:
         warnings.simplefilter("ignore", BertScoreWarning)  # printed once below, as "Warning: ..."
         res = scorer.score(cands, refs, progress=progress if args.verbose else None)
@@ -107,10 +111,16 @@ def run(args) -> int:
         print(json.dumps({"precision": d["precision"], "recall": d["recall"], "f1": d["f1"],
                           "signature": d["signature"], "raw_precision": d["raw_precision"],
                           "raw_recall": d["raw_recall"], "raw_f1": d["raw_f1"], "baseline": d["baseline"],
-                          "warnings": d["warnings"]}))
+                          "warnings": d["warnings"],
+                          **({"percentile_random": [round(float(x), 4) for x in percentile_random(res, cal)]}
+                             if cal is not None else {})}))
         return 0
     p, r, f = res.mean()
     print(f"{res.signature} P: {p:.6f} R: {r:.6f} F1: {f:.6f}")
+    if cal is not None:
+        pct = percentile_random(res, cal)
+        print(f"F1 among random pairs of unrelated sentences: median percentile {float(np.median(pct)):.1f} "
+              f"(per pair with -s --json)")
     if args.seg_level:
         for a, b, c in zip(res.precision, res.recall, res.f1):
             print(f"{a:.6f}\t{b:.6f}\t{c:.6f}")

@@ -353,7 +353,8 @@ def compute_baseline(corpus: CorpusLines, model=None, lang: str = "en", n_pairs:
     for k, mean_b, m2_b in run(sentences, blocks, n_layers, progress):
         moments.merge(k, mean_b, m2_b)
     means, stderr = moments.mean, moments.stderr()
-    provenance = _provenance(corpus, scorer, lang, n_pairs, seed, max_words, blocks, means, stderr)
+    provenance = _provenance(corpus, scorer, lang, n_pairs, seed, max_words, blocks, means, stderr,
+                             CHUNK_PAIRS if block_pairs is None else int(block_pairs))
     return BaselineResult(means, stderr, provenance)
 
 
@@ -378,7 +379,7 @@ def _run_blocks_here(scorer, sentences, blocks, n_layers: int, progress: Progres
 
 
 def _provenance(corpus: CorpusLines, scorer, lang: str, n_pairs: int, seed: int, max_words: int, blocks,
-                means: np.ndarray, stderr: np.ndarray) -> dict:
+                means: np.ndarray, stderr: np.ndarray, block_pairs: int) -> dict:
     """How a baseline was made: model, corpus (checksum, what was dropped), pairing, means and their standard
     errors, versions."""
     enc = scorer.encoder
@@ -405,6 +406,7 @@ def _provenance(corpus: CorpusLines, scorer, lang: str, n_pairs: int, seed: int,
         },
         "pairs": n_pairs,
         "seed": seed,
+        "block_pairs": block_pairs,
         "max_words": max_words,
         "pairing": (f"numpy default_rng({seed}); sentences shuffled and cut into {len(blocks)} block(s); in each "
                     f"block {rounds} round(s) of random permutations paired consecutively (each round uses each "

@@ -98,7 +98,16 @@ def _memory(pid: int | str = "self") -> tuple[int, int] | None:
         return None
 
 
+#: How much lower a reader's CPU priority is than the server's (``nice``): on a busy machine the server's own
+#: requests (health checks, other sessions' pages) are served first, and the reader takes the CPU left over.
+READER_NICENESS = 10
+
+
 def _apply_limits(max_memory_bytes: int | None, max_seconds: float) -> None:
+    try:
+        os.nice(READER_NICENESS)
+    except (AttributeError, OSError):  # no nice() on this platform: the reader runs at the server's priority
+        pass
     if resource is None:
         return
     cpu = int(math.ceil(max_seconds)) + 2

@@ -217,3 +217,109 @@ def test_killing_the_server_mid_score_and_starting_it_again_works(make_server, t
     print(f"\n[kill and restart] server healthy {restart:.1f} s after the restart command; an upload scored "
           f"{back:.1f} s after the kill ({took:.1f} s for the upload itself); max |d| to the API {worst:.1e}; "
           "no page errors")
+
+
+#: The slowest files to read found at the default limits (50 MB, 200,000 rows, 500 columns; JSON 64 levels deep):
+#: every one is read in a worker process (serving/isolated.py). Each is a name and a function making its bytes.
+WORST_UPLOADS = {
+    # 200,000 JSON Lines records, each with a value nested 60 levels (the depth limit is 64): the slowest per byte
+    "nested.jsonl": lambda: b"".join(b'{"reference": "x", "sysA": ' + b"[" * 60 + b"1" + b"]" * 60 + b"}\n"
+                                     for _ in range(200_000)),
+    # one CSV line of `,"x` repeated to 49 MB: 58 s in csv.Sniffer before (the issue's case, now at the byte limit)
+    "quotes.csv": lambda: b"reference,sysA\n" + b',"x' * (49 * 2**20 // 3),
+}
+
+
+def _responsive_while(server, busy, done, timeout: float = 1200):
+    """Health checks (every 0.25 s) and Inspect pairs (one after the other, in a second browser session) while
+    ``busy(page)`` keeps one session working until ``done(page)`` is true. Returns the health seconds, the Inspect
+    seconds, wrong Inspect answers and the busy seconds."""
+    expected = [S.api_inspect(*p) for p in PAIRS]
+    health: list[float] = []
+    stop = threading.Event()
+
+    def probe():
+        while not stop.is_set():
+            t = health_seconds(server.url, timeout=10)
+            health.append(float("inf") if t is None else t)
+            time.sleep(0.25)
+
+    async def run():
+        async with async_playwright() as pw:
+            browser = await launch_browser(pw)
+            worker = await S.open_session(browser, server.url)
+            viewer = await S.open_session(browser, server.url)
+            await S.inspect(viewer, *PAIRS[0], expected[0][2])  # warm: the model is loaded before timing
+            await busy(worker)
+            started = time.monotonic()
+            thread = threading.Thread(target=probe)
+            thread.start()
+            timings, wrong, k = [], [], 1
+            while not await done(worker) and time.monotonic() - started < timeout:
+                shown, took = await S.inspect(viewer, *PAIRS[k % len(PAIRS)], expected[k % len(PAIRS)][2])
+                if shown != expected[k % len(PAIRS)]:
+                    wrong.append(shown)
+                timings.append(took)
+                k += 1
+                await asyncio.sleep(0.5)
+            busy_seconds = time.monotonic() - started
+            stop.set()
+            thread.join(15)
+            errors = worker.errors + viewer.errors
+            await browser.close()
+            return timings, wrong, busy_seconds, errors
+
+    timings, wrong, busy_seconds, errors = asyncio.run(run())
+    return health, timings, wrong, busy_seconds, errors
+
+
+@pytest.mark.parametrize("name", sorted(WORST_UPLOADS))
+def test_health_and_inspect_stay_fast_while_the_worst_upload_is_read(make_server, tmp_path, name):
+    server = make_server(f"worst-{name}")
+    path = tmp_path / name
+    path.write_bytes(WORST_UPLOADS[name]())
+
+    async def busy(page):
+        await S.go(page, "Compare systems", "Compare systems")
+        await S.upload_file(page, path)
+
+    async def done(page):  # the file is read: its mapping control, its problems or its answer shows
+        for text in ("Column mapping", "problem(s)", "Best:", "could not be read"):
+            if await page.get_by_text(text, exact=False).first.is_visible():
+                return True
+        return False
+
+    health, timings, wrong, busy_seconds, errors = _responsive_while(server, busy, done)
+    assert not wrong and not errors, (wrong, errors)
+    assert timings, "the file was read before a single Inspect could be timed"
+    print(f"\n[worst upload {name}, {path.stat().st_size / 2**20:.1f} MB] read in {busy_seconds:.1f} s; during it: "
+          f"{len(health)} health checks, {_figures(health, 1000, 'ms')}; {len(timings)} Inspect pairs, "
+          f"{_figures(timings, 1, 's')}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    assert max(health) < 2.0, f"a health check took {max(health):.2f} s while {name} was read"
+    assert max(timings) < 2.0, f"an Inspect pair took {max(timings):.2f} s while {name} was read"
+
+
+def test_health_and_inspect_stay_fast_while_8_x_20000_pairs_score(make_server, tmp_path):
+    """The issue's second case: one session scores 8 systems x 20,000 segments (minutes), another uses Inspect.
+    ``BERTSCORE_VIZ_LOAD_ROWS`` sets the segments (default 20,000)."""
+    rows = int(os.environ.get("BERTSCORE_VIZ_LOAD_ROWS", "20000"))
+    big = tmp_path / "big.csv"
+    big.write_bytes(wide_csv(8, rows, offset=0, prefix="big", corpus="news"))
+    server = make_server("eight", BERTSCORE_VIZ_UPLOAD_MB=max(50, big.stat().st_size / 2**20 + 1),
+                         BERTSCORE_VIZ_UPLOAD_ROWS=rows + 10)
+
+    async def busy(page):
+        await S.go(page, "Compare systems", "Compare systems")
+        await S.upload_file(page, big)
+        await expect(page.get_by_text("Embedding 8 systems", exact=False).first).to_be_visible(timeout=S.LONG)
+
+    async def done(page):
+        return await page.get_by_text("Best:", exact=False).first.is_visible()
+
+    health, timings, wrong, busy_seconds, errors = _responsive_while(server, busy, done, timeout=3600)
+    assert not wrong and not errors, (wrong, errors)
+    print(f"\n[8 x {rows:,} scoring] {busy_seconds:.0f} s after its progress bar appeared; during it: {len(health)} "
+          f"health checks, {_figures(health, 1000, 'ms')}; {len(timings)} Inspect pairs, {_figures(timings, 1, 's')};"
+          f" server peak RSS {server.peak_rss_mb():.0f} MB; load average {os.getloadavg()[0]:.1f}")
+    assert max(health) < 2.0, f"a health check took {max(health):.2f} s while 8 x {rows} pairs scored"
+    assert max(timings) < 2.0, f"an Inspect pair took {max(timings):.2f} s while 8 x {rows} pairs scored"
