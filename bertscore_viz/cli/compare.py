@@ -1,0 +1,437 @@
+"""``bertscore-viz compare``: several systems on one test set, ranked with 95% intervals, paired tests against a
+baseline as sacrebleu words them, WMT-style clusters, optionally Holm's correction and approximate randomization;
+as text, ``--json``, ``--latex``, and a self-contained HTML report (``--html FILE``).
+
+    bertscore-viz compare -r refs.txt [-r refs2.txt] -s sys1.txt sys2.txt sys3.txt [--source src.txt]
+    bertscore-viz compare --input outputs.csv          # any file the Compare page reads (also scores.parquet)
+    bertscore-viz compare --mt-metrics-eval wmt22 --lp en-de [--ref refA]
+
+The numbers are the Compare page's for the same data and settings: one model pass for every system
+(:func:`bertscore_viz.evaluation.compare.score_dataset`), the scores at the layer / idf / rescaling asked
+(:func:`~bertscore_viz.evaluation.compare.results_for`), and the page's bootstrap (1,000 resamples, seed 12345;
+under Holm as many as :func:`~bertscore_viz.evaluation.significance.resamples_for` gives), analysed with the
+top-ranked system as baseline and then rebased (``Significance.rebase``) to the baseline of this command: the first
+system given, or ``--baseline``. Approximate randomization is sacrebleu's
+(:mod:`bertscore_viz.evaluation.randomization`).
+"""
+
+from __future__ import annotations
+
+import sys
+import unicodedata
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from bertscore_viz.distributed.inputs import mapping_from_args
+from bertscore_viz.engine.scorer import BertScoreWarning, Scorer
+from bertscore_viz.errors import BertScoreVizError, InputError
+from bertscore_viz.evaluation import compare, results_file
+from bertscore_viz.evaluation.latex import latex_table
+from bertscore_viz.evaluation.randomization import Randomization, paired_randomization
+from bertscore_viz.evaluation.significance import Significance, resamples_for
+from bertscore_viz.figures.report import build_report, scorer_explainer
+from bertscore_viz.files import mtme, upload
+from bertscore_viz.files.export import to_json
+from bertscore_viz.files.fileio import atomic_write_text, check_writable
+from bertscore_viz.files.textfile import read_bytes, read_text_lines
+from bertscore_viz.progress import progress_bar
+
+__all__ = ["run", "Loaded", "load_input", "analyse", "format_text", "json_object", "plain"]
+
+#: Problems and warnings printed on stderr before "... and N more".
+_SHOWN = 10
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """The systems to compare, as the Compare page's dataset.
+
+    Attributes:
+        dataset: outputs, references, sources, segment ids and rows.
+        description: what was read, for the first line of the output.
+        labels: how warnings name each segment (``line 3``, ``row 4``).
+        precomputed: a results file's scores (``score --ray``): no model pass; its table (for the drill-downs).
+        notes: what the reader should know about the input.
+    """
+
+    dataset: upload.Dataset
+    description: str
+    labels: list[str]
+    precomputed: results_file.LoadedResults | None = None
+    notes: tuple[str, ...] = ()
+
+
+def plain(text: object) -> str:
+    """Text for a terminal: control characters (escape sequences, newlines, tabs) shown as ``\\x1b`` etc."""
+    return "".join(repr(c)[1:-1] if unicodedata.category(c) == "Cc" else c for c in str(text))
+
+
+def _system_names(paths: list[str]) -> list[str]:
+    """File names as system names; the paths as given where two files share a name."""
+    names = [Path(p).name for p in paths]
+    if len(set(names)) < len(names):
+        names = list(paths)
+    if len(set(names)) < len(names):
+        raise InputError(f"The same system file is given twice: {', '.join(paths)}. Give each system once.")
+    return names
+
+
+def _from_text_files(args) -> Loaded:
+    refs_files = [p for group in args.refs for p in group]
+    columns = [read_text_lines(p, "reference file", allow_empty=True) for p in refs_files]
+    outputs = [read_text_lines(p, "system file", allow_empty=True) for p in args.systems]
+    source = read_text_lines(args.source, "source file", allow_empty=True) if args.source else None
+    counts = ([(f"reference {p}", len(c)) for p, c in zip(refs_files, columns)]
+              + [(f"system {p}", len(o)) for p, o in zip(args.systems, outputs)]
+              + ([(f"source {args.source}", len(source))] if source is not None else []))
+    if len({n for _, n in counts}) > 1:
+        listed = "; ".join(f"{what}: {n} lines" for what, n in counts)
+        raise InputError(f"Every file needs one line per segment, the same number of lines; got {listed}.")
+    n = counts[0][1]
+    if n == 0:
+        raise InputError(f"The files are empty: {', '.join(p for p in refs_files + list(args.systems))}.")
+    names = _system_names(list(args.systems))
+    ds = upload.Dataset(dict(zip(names, outputs)), [list(group) for group in zip(*columns)], source,
+                        [str(i + 1) for i in range(n)], list(range(1, n + 1)), [], None)
+    what = f"{len(names)} system files against {len(refs_files)} reference file(s)"
+    return Loaded(ds, what, [f"line {i + 1}" for i in range(n)])
+
+
+def _problem_lines(problems) -> list[str]:
+    lines = [f"{p.severity}: " + (f"row {p.row}: " if p.row else "") + (f"{p.column}: " if p.column else "")
+             + p.problem for p in problems]
+    return lines[:_SHOWN] + ([f"... and {len(lines) - _SHOWN} more"] if len(lines) > _SHOWN else [])
+
+
+def _from_table(args) -> Loaded:
+    path = Path(args.input)
+    data = read_bytes(path, "input file")
+    if args.scale is not None and not results_file.is_results_file(path.name, data):
+        raise InputError("--scale chooses between a results file's raw and rescaled numbers; for other inputs use "
+                         "--rescale_with_baseline (or not).")
+    if results_file.is_results_file(path.name, data):
+        table = results_file.read_results(data)
+        if args.scale is not None:
+            want = args.scale == "rescaled"
+        else:
+            want = True if args.rescale_with_baseline else None
+        loaded = results_file.results_at(table, want)
+        ds = loaded.dataset
+        return Loaded(ds, f"{path.name} (precomputed scores)", compare.segment_labels(ds), loaded, loaded.notes)
+    table, problems = upload.read_table(data, path.name)
+    if table is None:
+        raise InputError(f"{path} cannot be read: " + " ".join(p.problem for p in problems))
+    mapping = mapping_from_args(args.reference_column, args.candidate_column, args.system_column,
+                                args.system_columns, args.source_column, args.segment_id_column)
+    if mapping is None:  # detected from the column names, as the Compare page detects them
+        mapping, detect_problems = upload.detect_mapping([c for c in dict.fromkeys(table.columns) if c])
+        if mapping is None:
+            raise InputError(f"The columns of {path.name} cannot be told apart: "
+                             + " ".join(p.problem for p in detect_problems if p.severity == "error")
+                             + " Name them with --reference-column and --system-columns (wide layout) or "
+                               "--system-column and --candidate-column (long layout).")
+    ds = upload.build_dataset(table, mapping, args.empty, problems=problems)
+    if not ds.ok:
+        raise InputError(f"Nothing in {path.name} can be compared:\n" + "\n".join(_problem_lines(ds.problems)))
+    return Loaded(ds, f"{path.name} ({upload.mapping_line(mapping)})", compare.segment_labels(ds))
+
+
+def _from_mtme(args) -> Loaded:
+    source = mtme.open_mtme(args.mt_metrics_eval)
+    ev = source.read(args.lp, args.test_set, read_metric_scores=False)
+    refs = args.mtme_ref
+    if not refs:
+        if len(ev.references) != 1:
+            raise InputError(f"{args.lp} has {len(ev.references)} references "
+                             f"({', '.join(map(repr, ev.references)) or 'none'}); choose one with --ref NAME.")
+        refs = list(ev.references)
+    ds = ev.dataset(refs)
+    n = ds.n_segments
+    return Loaded(ds, f"{ev.name} {ev.lp} against {', '.join(refs)} (mt-metrics-eval)",
+                  [f"line {i + 1}" for i in range(n)], None, tuple(ev.warnings))
+
+
+def load_input(args) -> Loaded:
+    """The dataset of the command's input: text files (``-r``/``-s``), ``--input`` or ``--mt-metrics-eval``.
+
+    Raises:
+        InputError: no input or several, unequal line counts, an unreadable file, fewer than two systems or more
+            than the Compare page's 100.
+    """
+    given = [name for name, v in (("-s/-r", args.systems or args.refs), ("--input", args.input),
+                                  ("--mt-metrics-eval", args.mt_metrics_eval)) if v]
+    if len(given) != 1:
+        raise InputError("compare needs ONE input: -r REFS -s SYSTEM1 SYSTEM2 ..., --input FILE, or "
+                         f"--mt-metrics-eval DIR --lp LP; got {', '.join(given) if given else 'none'}.")
+    if given[0] == "-s/-r":
+        if not args.systems or not args.refs:
+            raise InputError("Text files need both -r REFERENCES (one file per reference) and -s SYSTEM1 SYSTEM2 ... "
+                             "(one file per system), one segment per line.")
+        loaded = _from_text_files(args)
+    elif args.input:
+        loaded = _from_table(args)
+    else:
+        if not args.lp:
+            raise InputError("--mt-metrics-eval needs --lp LP (a language pair, e.g. en-de).")
+        loaded = _from_mtme(args)
+    names = loaded.dataset.system_names
+    if len(names) > upload.MAX_SYSTEMS:  # the Compare page's limit; the report's size bound counts on it
+        raise InputError(f"compare takes at most {upload.MAX_SYSTEMS} systems, as the Compare page does; got "
+                         f"{len(names)}. Compare them in groups, or the best of each group.")
+    if len(names) < 2:
+        raise InputError(f"compare needs at least two systems; got {len(names)} ({', '.join(map(plain, names))}). "
+                         "To score one system, use `bertscore-viz score`.")
+    return loaded
+
+
+def _scorer(args) -> Scorer:
+    return Scorer(model=args.model, layer=args.layer, idf=args.idf, rescale_with_baseline=False, lang=args.lang,
+                  baseline_path=args.baseline_path, batch_size=args.batch_size, device=args.device,
+                  precision=args.precision, long_texts=args.long_texts)
+
+
+def _score(args, loaded: Loaded, quiet: bool):
+    """The model pass and the scores at the asked setting: ``(comparison, scorer, notes)``."""
+    sc = _scorer(args)
+    if args.rescale_with_baseline:
+        sc.baseline_for(sc.layer)  # no baseline: the engine's error now, before the model pass
+    ds = loaded.dataset
+    with warnings.catch_warnings(), progress_bar("embedding", "sentences") as bar:
+        warnings.simplefilter("ignore", BertScoreWarning)  # listed once below, per segment
+        cstats = compare.score_dataset(sc, ds, None if quiet else bar)
+        comparison = compare.results_for(sc, cstats, sc.layer, args.idf, args.rescale_with_baseline, loaded.labels)
+    notes = list(loaded.notes)
+    n_long, cut = compare.long_text_counts(cstats.pairs, sc.encoder.max_length)
+    if n_long:
+        how = (f"truncated as bert-score does ({cut:,} tokens dropped); --long_texts window scores them whole"
+               if sc.long_texts == "truncate" else "scored whole in overlapping windows")
+        notes.append(f"{n_long:,} text(s) are longer than the model's maximum of {sc.encoder.max_length} tokens: "
+                     f"{how}.")
+    return comparison, sc, notes
+
+
+def _explainer(args, loaded: Loaded, comparison, scorer: Scorer | None, notes: list[str]):
+    """The drill-downs' ``explain``: the comparison's own scorer, or a results file's model with its idf and
+    baseline. A model that cannot be loaded here leaves the drill-downs without figures (said in the notes)."""
+    if scorer is not None:
+        return scorer_explainer(scorer, loaded.dataset, comparison)
+    table = loaded.precomputed.table
+    try:
+        model = results_file.app_settings(table.info)["model"]
+        sc = results_file.file_scorer(table, comparison.rescaled, model=model)
+        _ = sc.encoder  # loaded now: a model missing here is said once, before any drill-down
+    except BertScoreVizError as exc:
+        notes.append(f"The drill-downs show texts and scores only: the results file's model cannot be used here "
+                     f"({exc}).")
+        return None
+
+    def explain(candidate: str, references: list[str]):
+        return sc.explain(candidate, references[0] if len(references) == 1 else list(references))
+
+    return explain
+
+
+def analyse(comparison: compare.Comparison, baseline: str, metric: str = "F1", holm: bool = False,
+            n_samples: int | None = None, seed: int = 12345, paired_ar: bool = False, ar_trials: int = 10_000,
+            progress=None) -> tuple[Significance, Randomization | None]:
+    """The Compare page's significance (top-ranked baseline, its resamples) rebased to ``baseline``, and optionally
+    approximate randomization against it (segment scores NaN counted as 0, as the bootstrap counts them).
+
+    Raises:
+        InputError: ``baseline`` is not a system of the comparison.
+    """
+    if baseline not in comparison.results:
+        raise InputError(f"Unknown --baseline {plain(baseline)!r}; the systems are "
+                         f"{', '.join(repr(plain(s)) for s in comparison.systems)}.")
+    correction = "holm" if holm else None
+    n = len(next(iter(comparison.results.values())).f1)
+    if n_samples is None:
+        n_samples = resamples_for(len(comparison.results), n, correction)
+    sig = compare.significance(comparison, None, metric, n_samples=n_samples, seed=seed, correction=correction,
+                               progress=progress if n_samples > 5000 else None).rebase(baseline)
+    ar = None
+    if paired_ar:
+        scores = {s: np.nan_to_num(comparison.scores(metric)[s], nan=0.0) for s in sig.systems}
+        ar = paired_randomization(scores, baseline, metric, ar_trials, seed, correction, sig.alpha, progress)
+    return sig, ar
+
+
+def _sacrebleu_estimates(sig: Significance) -> dict[str, tuple[float, float, float]]:
+    """Per system: score, bootstrap mean and half-width of the 95% interval (sacrebleu's ``μ ± CI``)."""
+    out = {}
+    for iv in sig.intervals:
+        samples = (sig.samples or {}).get(iv.system)
+        mu = float(np.mean(samples)) if samples is not None and len(samples) else float("nan")
+        out[iv.system] = (iv.mean, mu, 0.5 * (iv.high - iv.low))
+    return out
+
+
+def _p_cell(p: float | None, alpha: float) -> str:
+    return "" if p is None else f"(p = {p:.4f})" + ("*" if p < alpha else "")
+
+
+def _table_lines(comparison, sig: Significance) -> list[str]:
+    frame = compare.system_table(comparison, sig)
+    m = sig.metric
+    names = [plain(s) + (" ★" if b else "") for s, b in zip(frame["System"], frame["Best"])]
+    w = max([len("System")] + [len(s) for s in names])
+    lines = [f"{'Rank':>4} {'Cluster':>7} {'Wins':>4}  {'System':<{w}}  {'P':>8} {'R':>8} {'F1':>8}  {m} 95% CI"]
+    for name, row in zip(names, frame.to_dict(orient="records")):
+        lines.append(f"{row['Rank']:>4} {row['Cluster']:>7} {row['Wins']:>4}  {name:<{w}}  {row['P']:>8.4f} "
+                     f"{row['R']:>8.4f} {row['F1']:>8.4f}  [{row[f'{m} CI low']:.4f}, {row[f'{m} CI high']:.4f}]")
+    lines.append(f"Best first. {m} 95% CI: bootstrap percentile interval ({sig.n_samples:,} resamples, seed "
+                 f"{sig.seed}).")
+    return lines
+
+
+def _paired_lines(sig: Significance, ar: Randomization | None) -> list[str]:
+    est = _sacrebleu_estimates(sig)
+    order = [sig.baseline] + [r.system for r in sig.versus_baseline]
+    labels = [f"Baseline: {plain(sig.baseline)}"] + [plain(s) for s in order[1:]]
+    w = max(len("System"), *(len(s) for s in labels))
+    boot = {r.system: r.p for r in sig.versus_baseline}
+    rand = {} if ar is None else {r.system: r.p for r in ar.results}
+    head = f"Paired bootstrap resampling test with {sig.n_samples} resampling trials"
+    if ar is not None:
+        head += f", and approximate randomization test with {ar.n_trials} trials"
+    lines = ["-" * len(head), head, "-" * len(head),
+             f"{'System':>{w}}  {sig.metric + ' (μ ± 95% CI)':<26} {'p (bootstrap)':<16}"
+             + ("p (AR)" if ar is not None else "")]
+    for name, label in zip(order, labels):
+        score, mu, half = est[name]
+        lines.append((f"{label:>{w}}  {f'{score:.4f} ({mu:.4f} ± {half:.4f})':<26} "
+                      f"{_p_cell(boot.get(name), sig.alpha):<16}{_p_cell(rand.get(name), sig.alpha)}").rstrip())
+    bl = plain(sig.baseline)
+    lines += ["", f" - Each system is pairwise compared to the baseline {bl}.",
+              "   Actual system score / bootstrap estimated true mean / 95% CI are provided for each system.", "",
+              " - Null hypothesis: the system and the baseline translations are essentially",
+              "   generated by the same underlying process. For a given system and the baseline,",
+              "   the p-value is roughly the probability of the absolute score difference (delta)",
+              "   or higher occurring due to chance, under the assumption that the null hypothesis is correct.", "",
+              f" - Assuming a significance threshold of {sig.alpha:g}, the null hypothesis can be rejected",
+              f"   for p-values < {sig.alpha:g} (marked with \"*\"). This means that the delta is unlikely to be "
+              "attributed", "   to chance, hence the system is significantly \"different\" than the baseline.", "",
+              " - NOTE: Significance does not tell whether a system is \"better\" than the baseline but rather",
+              "   emphasizes the \"difference\" of the systems in terms of the replicability of the delta.", ""]
+    fam = sig.family_text()
+    lines.append(f" - Bootstrap p values: {fam or 'a single comparison'} (the pairs of the clusters, the same p "
+                 "for a pair everywhere).")
+    if ar is not None:
+        what = (f"Holm-adjusted over the {len(ar.results)} tests against the baseline" if ar.correction == "holm"
+                else f"{len(ar.results)} test(s) against the baseline, uncorrected")
+        lines.append(f" - Approximate randomization ({ar.n_trials:,} trials, seed {ar.seed}): {what}.")
+    return lines
+
+
+def format_text(loaded: Loaded, comparison, sig: Significance, ar: Randomization | None) -> str:
+    """The command's text output: the system table, the paired tests as sacrebleu prints them, the sentences and
+    the clusters."""
+    ds = loaded.dataset
+    scale = "rescaled" if comparison.rescaled else "raw"
+    lines = [f"{plain(loaded.description)}: {len(ds.systems)} systems x {ds.n_segments:,} segments; {sig.metric}, "
+             f"{scale}", f"signature: {comparison.signature}", ""]
+    lines += _table_lines(comparison, sig) + [""] + _paired_lines(sig, ar) + [""]
+    lines += [plain(r.sentence(sig.metric, sig.alpha)) for r in sig.versus_baseline]
+    if ar is not None:
+        lines += [plain(r.sentence(ar.metric, ar.alpha)) for r in ar.results]
+    ranking = " > ".join(f"{c.rank}. " + ", ".join(f"{plain(s)} ({sig.standing(s).wins})" for s in c.systems)
+                         for c in sig.clusters)
+    lines += ["", f"Clusters by {sig.metric} (WMT style; pairwise wins in brackets): {ranking}",
+              sig.comparisons_note() + " " + sig.resolution_note()]
+    return "\n".join(lines)
+
+
+def json_object(loaded: Loaded, comparison, sig: Significance, ar: Randomization | None,
+                with_segments: bool = True, report=None, notes=()) -> dict:
+    """The Compare page's JSON (:func:`bertscore_viz.evaluation.compare.to_jsonable`) with what this command adds:
+    ``paired_ar``, sacrebleu's ``μ ± CI`` per system (``bootstrap_estimates``), the input (with the notes printed
+    on stderr) and the report."""
+    out = compare.to_jsonable(loaded.dataset, comparison, sig, with_segments=with_segments)
+    out["bootstrap_estimates"] = {s: {"score": v[0], "mean": v[1], "ci_half_width": v[2]}
+                                  for s, v in _sacrebleu_estimates(sig).items()}
+    out["paired_ar"] = None if ar is None else ar.as_dict()
+    out["input"] = {"description": loaded.description, "systems": loaded.dataset.system_names,
+                    "notes": list(notes)}
+    if report is not None:
+        out["report"] = report
+    return out
+
+
+def _say(lines, file=None) -> None:
+    for line in lines:
+        print(line, file=file or sys.stderr)
+
+
+def _check_args(args) -> None:
+    """The flags' values, before any input is read."""
+    if args.report_segments is not None and not 0 <= args.report_segments <= 50:
+        raise InputError(f"--report-segments takes 0 to 50, got {args.report_segments}.")
+    for flag, value in (("--paired-bs-n", args.paired_bs_n), ("--paired-ar-n", args.paired_ar_n)):
+        if value is not None and value < 1:
+            raise InputError(f"{flag} takes a number of resamples or trials of at least 1, got {value}.")
+    if not args.report_max_mb > 0:
+        raise InputError(f"--report-max-mb takes a positive number of MiB, got {args.report_max_mb}.")
+    if args.html:
+        check_writable(args.html, "the report")
+
+
+def _check_names(args, names: list[str]) -> None:
+    """``--baseline`` and ``--pair`` name systems of the input (said before the model pass)."""
+    for flag, wanted in (("--baseline", [args.baseline] if args.baseline is not None else []),
+                         ("--pair", list(args.pair or []))):
+        unknown = [w for w in wanted if w not in names]
+        if unknown:
+            raise InputError(f"Unknown {flag} {plain(unknown[0])!r}; the systems are "
+                             f"{', '.join(repr(plain(s)) for s in names)}.")
+
+
+def _write_report(args, loaded: Loaded, comparison, scorer, sig, ar, notes: list[str]) -> dict:
+    """The ``--html`` report, written atomically; what it holds, for ``--json``."""
+    before = len(notes)
+    explain = _explainer(args, loaded, comparison, scorer, notes) if args.report_segments else None
+    _say(f"Note: {plain(n)}" for n in notes[before:])
+    with progress_bar("report", "segments") as bar:
+        report = build_report(loaded.dataset, comparison, sig, explain=explain,
+                              pair=tuple(args.pair) if args.pair else None, n_segments=args.report_segments,
+                              randomization=ar, title=f"BERTScore comparison: {loaded.description}", notes=notes,
+                              max_bytes=int(args.report_max_mb * 2**20), progress=None if args.quiet else bar)
+    atomic_write_text(args.html, report.html)
+    _say([f"wrote {args.html} ({report.n_bytes / 2**20:.1f} MiB, {len(report.segments)} drill-down(s)"
+          + (f"; {len(report.left_out)} left out for the size bound" if report.left_out else "") + ")"])
+    ids = loaded.dataset.segment_ids
+    return {"path": str(args.html), "bytes": report.n_bytes, "pair": list(report.pair or []),
+            "segments": [ids[i] for i in report.segments], "left_out": [ids[i] for i in report.left_out]}
+
+
+def run(args) -> int:
+    """``bertscore-viz compare (-r REFS -s SYS1 SYS2 ... | --input FILE | --mt-metrics-eval DIR --lp LP) [flags]``."""
+    _check_args(args)
+    loaded = load_input(args)
+    names = loaded.dataset.system_names
+    _check_names(args, names)
+    _say(_problem_lines(loaded.dataset.problems))
+    if loaded.precomputed is not None:
+        comparison, scorer, notes = loaded.precomputed.comparison, None, list(loaded.notes)
+        if args.model or args.layer is not None or args.idf:
+            notes.append("A results file's scores are the file's own: -m, -l and --idf do not change them.")
+    else:
+        comparison, scorer, notes = _score(args, loaded, args.quiet)
+    _say(f"Note: {plain(n)}" for n in notes)
+    warns = comparison.warnings()
+    _say([f"Warning: {plain(w)}" for w in warns[:_SHOWN]]
+         + ([f"... and {len(warns) - _SHOWN} more warnings"] if len(warns) > _SHOWN else []))
+    with progress_bar("resampling", "trials") as bar:
+        sig, ar = analyse(comparison, args.baseline if args.baseline is not None else names[0], args.metric,
+                          args.holm, args.paired_bs_n, args.seed, args.paired_ar, args.paired_ar_n,
+                          None if args.quiet else bar)
+    report = _write_report(args, loaded, comparison, scorer, sig, ar, notes) if args.html else None
+    if args.json:
+        print(to_json(json_object(loaded, comparison, sig, ar, not args.no_segments, report, notes)).decode("utf-8"))
+    elif args.latex:
+        print(latex_table(comparison, sig), end="")
+    else:
+        print(format_text(loaded, comparison, sig, ar))
+    return 0
