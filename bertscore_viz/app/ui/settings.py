@@ -24,6 +24,8 @@ from bertscore_viz.engine.baseline import (
     languages_with_baseline,
     shipped_baseline_path,
 )
+from bertscore_viz.engine.encoder import resolve_device
+from bertscore_viz.engine.hardware import bf16_status
 from bertscore_viz.errors import BertScoreVizError
 from bertscore_viz.models.catalog import availability, catalog, get_entry
 from bertscore_viz.models.spec import BUNDLED_MODEL_NAME
@@ -48,6 +50,7 @@ class Settings:
     lang: str = "en"
     show_special: bool = False
     long_texts: str = "truncate"
+    precision: str = "fp32"
 
     def resolved_layer(self) -> int:
         if self.layer is not None:
@@ -122,7 +125,7 @@ def sidebar() -> Settings:
         # drawn on the pages next to the truncation warning (ui/long_texts.py); read here, before the page runs
         long_texts = "window" if st.session_state.get(LONG_TEXTS_KEY) else "truncate"
         settings = replace(settings, layer=int(layer), idf=bool(idf), rescale=bool(rescale), lang=lang,
-                           long_texts=long_texts)
+                           long_texts=long_texts, precision=_precision_choice())
         sig = cache.signature_text(settings)
         st.caption("Signature")
         st.code(sig, language=None, wrap_lines=True)
@@ -136,6 +139,29 @@ def sidebar() -> Settings:
                        "link. Otherwise they are kept for a refresh, or another tab of this browser, for a few hours.")
     st.session_state["settings"] = settings
     return settings
+
+
+#: The sidebar's precision choice: exact fp32 (default), or bf16 where this machine runs it fast.
+PRECISION_KEY = "precision_choice"
+PRECISIONS = {"Exact (fp32)": "fp32", "Fast (bf16)": "bf16"}
+
+
+def _precision_choice() -> str:
+    """Exact fp32 by default; "fast (bf16)" offered only where this machine runs it fast (measured once per
+    process), with what it costs; elsewhere a caption says why it is not offered. Every result computed in bf16 says
+    ``_bf16`` in its signature."""
+    try:
+        status = bf16_status(resolve_device(None))
+    except BertScoreVizError as exc:  # no usable device description: exact only, said once in the log
+        log.warning("bf16 status unavailable: %s", exc)
+        return "fp32"
+    if not status.fast:
+        st.session_state.pop(PRECISION_KEY, None)
+        st.caption(escape_markdown(f"Precision: exact (fp32). {status.label}: {status.reason}"))
+        return "fp32"
+    choice = st.radio("Precision", list(PRECISIONS), key=PRECISION_KEY, horizontal=True,
+                      help=f"{status.label}. {status.help}")
+    return PRECISIONS.get(choice, "fp32")
 
 
 def _share_control() -> None:
