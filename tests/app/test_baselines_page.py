@@ -169,3 +169,21 @@ def test_the_effect_of_rescaling_is_shown_on_the_compare_dataset_when_one_is_sco
     comparison = next(iter(at.session_state["compare_state"].results.values()))
     expected = np.concatenate([r.raw_f1 for r in comparison.results.values()])
     np.testing.assert_allclose(np.sort(_arr(scatter["data"][0]["x"])), np.sort(expected))
+
+
+def test_pairs_asked_for_before_the_corpus_are_kept_and_the_advice_fits_the_corpus():
+    """Issue 30, a newcomer's list: 5,000 pairs asked for, then a corpus of 47 sentences uploaded, gave N/2 = 23
+    pairs and the advice 'more pairs'. The number asked for stays; too few pairs from a small corpus get the advice
+    to use a larger corpus."""
+    at = _page(lang="de")
+    at.number_input(key="bl_pairs").set_value(1500).run()
+    at.session_state["baseline_corpus_input"] = {"name": "corpus.txt", "data": CORPUS}
+    at.run()
+    assert not at.exception, at.exception
+    assert at.number_input(key="bl_pairs").value == 1500
+    at.button(key="bl_compute").click().run()
+    prov = json.loads(at.session_state["_baseline_computed"][3])
+    assert prov["pairs"] == 1500
+    note = " ".join(w.value for w in at.warning).replace("\\", "")
+    assert "rests on 1,500 pairs only" in note and "use a larger corpus: this one has 47 usable sentences" in note
+    assert "ask for more pairs" not in note

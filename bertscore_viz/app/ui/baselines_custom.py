@@ -50,6 +50,14 @@ def stored_input(widget_key: str, state_key: str, label: str, types: list[str] |
     return item
 
 
+#: Set once the user types a number of pairs: a new corpus then keeps it instead of proposing N/2.
+PAIRS_CHOSEN = "_bl_pairs_chosen"
+
+
+def _pairs_chosen() -> None:
+    st.session_state[PAIRS_CHOSEN] = True
+
+
 def section_compute(settings, spec) -> None:
     st.header("Compute a baseline from a corpus")
     st.caption(
@@ -72,11 +80,14 @@ def section_compute(settings, spec) -> None:
         except BertScoreVizError as exc:
             show_error(exc)
     if corpus is not None and st.session_state.get("_bl_pairs_for") != corpus.sha256:
-        # a new corpus: propose the authors' grouping, every sentence once (N/2 pairs)
+        # a new corpus: propose the authors' grouping, every sentence once (N/2 pairs), unless the user has asked
+        # for a number of pairs (5,000 asked before the corpus came must not turn into 440)
         st.session_state["_bl_pairs_for"] = corpus.sha256
-        st.session_state["bl_pairs"] = min(bc.MAX_APP_PAIRS, bc.default_pairs(len(corpus.sentences)))
+        if not st.session_state.get(PAIRS_CHOSEN):
+            st.session_state["bl_pairs"] = min(bc.MAX_APP_PAIRS, bc.default_pairs(len(corpus.sentences)))
     with c1:
         pairs = st.number_input("Random pairs", 1, bc.MAX_APP_PAIRS, key="bl_pairs", **fresh("bl_pairs", value=5000),
+                                on_change=_pairs_chosen,
                                 help="Proposed for each corpus: every sentence once (N/2 pairs). More pairs re-pair "
                                      f"the same sentences with new partners. At most {bc.MAX_APP_PAIRS:,} here.")
     with c2:
@@ -126,19 +137,24 @@ def section_compute(settings, spec) -> None:
 
 
 def small_sample_note(provenance_json: str, layer: int) -> str | None:
-    """A note when a computed baseline rests on few pairs, with the F standard error at the current layer."""
-
+    """A note when a computed baseline rests on few pairs, with the F standard error at the current layer, and the
+    remedy that fits: more pairs from a corpus with sentences to spare, else a larger corpus (more pairs from a
+    small corpus only re-pair the same sentences)."""
     try:
         prov = json.loads(provenance_json)
         pairs = int(prov["pairs"])
         stderr = float(prov["stderr"]["F"][layer])
-    except (ValueError, KeyError, IndexError, TypeError):
+        usable = int(prov.get("corpus", {}).get("usable_lines", 0))
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
         return None
     if pairs >= SMALL_SAMPLE_PAIRS:
         return None
+    remedy = (f"ask for more pairs (up to {min(bc.MAX_APP_PAIRS, usable // 2):,} pair every sentence once)"
+              if usable // 2 > pairs else f"use a larger corpus: this one has {usable:,} usable sentences, and more "
+              "pairs would only pair the same sentences again")
     return (f"This baseline rests on {pairs:,} pairs only: its F at layer {layer} has a standard error of "
             f"{stderr:.4f}, and rescaled scores move by about that much divided by (1 − b). A stable baseline takes "
-            f"thousands of pairs (the shipped ones: 100,000); use a larger corpus, or more pairs.")
+            f"thousands of pairs (the shipped ones: 100,000); {remedy}.")
 
 
 def section_upload(settings, spec) -> None:
