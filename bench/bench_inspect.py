@@ -66,7 +66,7 @@ def main() -> None:
 
     def page_work(sc=scorer):
         pair = sc.explain(cand, ref)
-        plots.heatmap_figure(pair, max_width=1000, max_height=1100)
+        plots.heatmap_figure(pair, max_width=1000)
         plots.alignment_figure(pair, max_width=1000)
         explain_table.token_table(pair, "candidate")
         explain_table.token_table(pair, "reference")
@@ -75,7 +75,7 @@ def main() -> None:
     pair = page_work()
     rows = []
     rows.append(("explain (warm cache)", *_ms(lambda: scorer.explain(cand, ref), args.runs)))
-    rows.append(("heatmap figure", *_ms(lambda: plots.heatmap_figure(pair, max_width=1000, max_height=1100),
+    rows.append(("heatmap figure", *_ms(lambda: plots.heatmap_figure(pair, max_width=1000),
                                         args.runs)))
     rows.append(("alignment figure", *_ms(lambda: plots.alignment_figure(pair, max_width=1000), args.runs)))
     rows.append(("token tables", *_ms(lambda: (explain_table.token_table(pair, "candidate"),
@@ -85,7 +85,7 @@ def main() -> None:
     # another setting of the same pair: a new scorer (layer 6, idf), still no model pass
     other = Scorer(layer=6, idf=True)
     rows.append(("TOTAL warm, layer 6 + idf (no model pass)", *_ms(lambda: page_work(other), args.runs)))
-    figs = (plots.heatmap_figure(pair, max_width=1000, max_height=1100), plots.alignment_figure(pair, max_width=1000))
+    figs = (plots.heatmap_figure(pair, max_width=1000), plots.alignment_figure(pair, max_width=1000))
     rows.append(("figures to JSON (what Streamlit sends)", *_ms(lambda: [f.to_json() for f in figs], args.runs)))
 
     def cold():

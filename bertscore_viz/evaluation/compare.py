@@ -15,7 +15,7 @@ import functools
 import hashlib
 import json
 from dataclasses import dataclass, replace
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -25,17 +25,35 @@ from bertscore_viz.engine.results import ScoreResult
 from bertscore_viz.engine.scorer import MatchStats, Scorer
 from bertscore_viz.errors import BaselineError
 from bertscore_viz.evaluation.significance import (
+    DEFAULT_SAMPLES,
     DEFAULT_SEED,
     Significance,
     analyse,
+    bootstrap_means,
     describe,
+    percentile_ci,
     rank_order,
 )
 from bertscore_viz.files.upload import Dataset
 
+if TYPE_CHECKING:  # annotations only: the tables take these objects, they never build them
+    from bertscore_viz.evaluation.calibration import CalibrationReading
+    from bertscore_viz.evaluation.sacrebleu_metrics import SurfaceScores
+
+__all__ = [
+    "BAND_COLUMN", "Comparison", "ComparisonStats", "LENGTH_BUCKETS", "METRICS", "MIN_BUCKET_SEGMENTS",
+    "RANDOM_COLUMN", "add_layers", "baseline_language_note", "bucket_label", "calibration_readings", "dataset_key",
+    "diff_column", "empty_reference_note", "empty_reference_positions", "filter_segments", "headline",
+    "language_report", "length_buckets", "long_text_counts", "rank_table", "results_for", "score_dataset",
+    "segment_labels", "segment_table", "significance", "sort_by_difference", "system_table", "to_jsonable",
+    "versus_baseline_table", "without_segments",
+]
+
 METRICS = ("P", "R", "F1")
 #: Reference-length buckets, in words of the first reference: (low, high) inclusive.
 LENGTH_BUCKETS = ((1, 10), (11, 20), (21, 30), (31, 45), (46, 70), (71, None))
+#: A length bucket with fewer segments is merged with its neighbour: fewer say too little to draw an interval.
+MIN_BUCKET_SEGMENTS = 5
 
 
 @dataclass(frozen=True)
@@ -152,9 +170,14 @@ class Comparison:
         return {k: getattr(v, attr) for k, v in self.results.items()}
 
     def warnings(self) -> list[str]:
-        out = []
-        for name, res in self.results.items():
-            out.extend(f"{name}: {w}" for w in res.warnings)
+        """Each system's scoring warnings, ``"name: warning"``; a warning every system has (an empty reference
+        is the same segment for all) is given once, as ``"every system (k): warning"``."""
+        per_system = {name: list(dict.fromkeys(res.warnings)) for name, res in self.results.items()}
+        common = set.intersection(*(set(w) for w in per_system.values())) if len(per_system) > 1 else set()
+        first = next(iter(per_system.values()), [])
+        out = [f"every system ({len(per_system)}): {w}" for w in first if w in common]
+        for name, warns in per_system.items():
+            out.extend(f"{name}: {w}" for w in warns if w not in common)
         return out
 
 
@@ -210,13 +233,22 @@ def significance(comparison: Comparison, baseline: str | None = None, metric: st
     return analyse(scores, baseline, metric, n_samples, seed, correction, progress=progress)
 
 
-def system_table(comparison: Comparison, sig: Significance):
+#: Columns of the calibration in the system table.
+RANDOM_COLUMN = "Above random pairs (%)"
+BAND_COLUMN = "Typical of"
+
+
+def system_table(comparison: Comparison, sig: Significance, surface: SurfaceScores | None = None,
+                 readings: dict[str, CalibrationReading] | None = None):
     """One row per system, best first: rank, cluster, pairwise wins, P, R, F1, the 95% interval of the metric
-    tested, best marked.
+    tested, best marked; with ``surface``, sacrebleu's corpus chrF, BLEU and TER; with ``readings`` (each system's
+    mean F1 on the calibration: :meth:`Calibration.reading`), its percentile among random pairs and the human band
+    it is typical of.
 
     Returns:
         pandas DataFrame with columns ``Rank, Cluster, Wins, System, Best, P, R, F1, <metric> CI low,
-        <metric> CI high, Segments`` in the order of ``sig.systems`` (by score, ties in natural name order).
+        <metric> CI high``, then ``chrF, BLEU, TER`` (those scored), ``Above random pairs (%), Typical of``, and
+        ``Segments``, in the order of ``sig.systems`` (by score, ties in natural name order).
     """
 
     rows = []
@@ -225,24 +257,80 @@ def system_table(comparison: Comparison, sig: Significance):
         p, r, f = res.mean()
         iv = sig.interval(name)
         st_ = sig.standing(name)
-        rows.append({"System": name, "Cluster": st_.cluster, "Wins": st_.wins, "P": p, "R": r, "F1": f,
-                     f"{sig.metric} CI low": iv.low, f"{sig.metric} CI high": iv.high, "Segments": len(res)})
+        row = {"System": name, "Cluster": st_.cluster, "Wins": st_.wins, "P": p, "R": r, "F1": f,
+               f"{sig.metric} CI low": iv.low, f"{sig.metric} CI high": iv.high}
+        for metric, scores in (surface.metrics if surface is not None else {}).items():
+            row[metric] = scores.corpus[name]
+        if readings is not None:
+            row[RANDOM_COLUMN] = readings[name].percentile_random
+            row[BAND_COLUMN] = readings[name].typical_band or "—"
+        rows.append(row | {"Segments": len(res)})
     frame = pd.DataFrame(rows)
     key = sig.metric
     frame["Rank"] = frame[key].rank(ascending=False, method="min").astype(int)
     best = frame[key].max()
     frame["Best"] = np.where(frame[key] == best, "★ best", "")
-    cols = ["Rank", "Cluster", "Wins", "System", "Best", "P", "R", "F1", f"{key} CI low", f"{key} CI high",
-            "Segments"]
-    return frame[cols]
+    cols = ["Rank", "Cluster", "Wins", "System", "Best", "P", "R", "F1", f"{key} CI low", f"{key} CI high"]
+    return frame[cols + [c for c in frame.columns if c not in cols]]
+
+
+def calibration_readings(comparison: Comparison, calibration) -> dict[str, CalibrationReading]:
+    """Each system's mean raw F1 (no idf: what a calibration places; rescaling keeps a score's percentile) read on
+    ``calibration`` at the comparison's layer: ``{system: CalibrationReading}``.
+
+    Raises:
+        BaselineError: the calibration does not cover the layer.
+    """
+    return {name: calibration.reading(float(np.mean(np.nan_to_num(res.raw_f1, nan=0.0))), comparison.layer, "f1")
+            for name, res in comparison.results.items()}
+
+
+def versus_baseline_table(sigs: dict[str, Significance], baseline: str):
+    """Every metric's test of each system against one baseline system, side by side (sacrebleu's paired output):
+    per metric its score, the difference to the baseline and the pair's p (with Holm: adjusted).
+
+    Args:
+        sigs: ``{metric: Significance}`` over the same systems (e.g. F1 and sacrebleu's chrF, BLEU, TER).
+        baseline: a system of every analysis.
+
+    Returns:
+        DataFrame, one row per system in the order of the first analysis (the baseline first), columns ``System``
+        and per metric ``<m>``, ``<m> Δ``, ``<m> p`` (the baseline's Δ and p empty).
+    """
+    first = next(iter(sigs.values()))
+    order = [baseline] + [s for s in first.systems if s != baseline]
+    rows = []
+    for system in order:
+        row: dict[str, object] = {"System": system}
+        for metric, sig in sigs.items():
+            row[metric] = sig.interval(system).mean
+            paired = next((r for r in sig.rebase(baseline).versus_baseline if r.system == system), None)
+            row[f"{metric} Δ"] = None if paired is None else paired.difference
+            row[f"{metric} p"] = None if paired is None else paired.p
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def rank_table(comparison: Comparison, surface: SurfaceScores, metric: str = "chrF"):
+    """Where BERTScore-F1 and a sacrebleu metric rank the systems: ``System, F1, F1 rank, <metric>,
+    <metric> rank, Shift`` (shift = F1 rank - metric rank: positive when the metric puts the system higher), in
+    the F1 order. Ranks 1..k by score, ties in natural name order, as everywhere on the page."""
+    scores = surface.metrics[metric]
+    f1 = {s: float(np.mean(np.nan_to_num(v, nan=0.0))) for s, v in comparison.scores("F1").items()}
+    f1_rank = {s: i + 1 for i, s in enumerate(rank_order(f1))}
+    other = scores.ranks()
+    return pd.DataFrame([{"System": s, "F1": f1[s], "F1 rank": f1_rank[s], metric: scores.corpus[s],
+                          f"{metric} rank": other[s], "Shift": f1_rank[s] - other[s]} for s in rank_order(f1)])
 
 
 def _join_refs(refs: list[str]) -> str:
     return refs[0] if len(refs) == 1 else " ‖ ".join(refs)
 
 
-def segment_table(dataset: Dataset, comparison: Comparison, with_pr: bool = False, with_outputs: bool = True):
-    """One row per segment: id, row, reference(s), source, every system's F1 (and P, R), and the outputs.
+def segment_table(dataset: Dataset, comparison: Comparison, with_pr: bool = False, with_outputs: bool = True,
+                  surface: SurfaceScores | None = None):
+    """One row per segment: id, row, reference(s), source, every system's F1 (and P, R), with ``surface``
+    sacrebleu's sentence chrF, BLEU and TER of every system (``chrF · name``), and the outputs.
 
     Systems in rank order; the index is the segment's position in the dataset. Without a segment id column the
     ids are the file's line numbers, so only "Row" is shown.
@@ -259,6 +347,9 @@ def segment_table(dataset: Dataset, comparison: Comparison, with_pr: bool = Fals
         if with_pr:
             data[f"P · {name}"] = res.precision
             data[f"R · {name}"] = res.recall
+    for metric, scores in (surface.metrics if surface is not None else {}).items():
+        for name in comparison.results:
+            data[f"{metric} · {name}"] = scores.sentence[name]
     if with_outputs:
         for name in comparison.results:
             data[f"Output · {name}"] = dataset.systems[name]
@@ -300,25 +391,94 @@ def bucket_label(low: int, high: int | None) -> str:
     return f"{low}+ words" if high is None else f"{low}–{high} words"
 
 
-def length_buckets(dataset: Dataset, comparison: Comparison, metric: str = "F1"):
-    """Mean score per system in each reference-length bucket (words of the first reference).
+def _merged_buckets(counts: list[int], min_segments: int) -> list[list[int]]:
+    """Groups of adjacent bucket indices, each with at least ``min_segments`` segments where the data allow: the
+    smallest group joins its smaller neighbour until none is below the bound (or one group is left)."""
+    groups = [[i] for i, c in enumerate(counts) if c > 0]
+    size = {i: c for i, c in enumerate(counts)}
+
+    def total(g: list[int]) -> int:
+        return sum(size[i] for i in g)
+
+    while len(groups) > 1 and min(total(g) for g in groups) < min_segments:
+        k = min(range(len(groups)), key=lambda j: (total(groups[j]), j))
+        if k == 0:
+            other = 1
+        elif k == len(groups) - 1:
+            other = k - 1
+        else:
+            other = k - 1 if total(groups[k - 1]) <= total(groups[k + 1]) else k + 1
+        lo, hi = sorted((k, other))
+        groups[lo:hi + 1] = [groups[lo] + groups[hi]]
+    return groups
+
+
+def length_buckets(dataset: Dataset, comparison: Comparison, metric: str = "F1",
+                   min_segments: int = MIN_BUCKET_SEGMENTS, n_samples: int = DEFAULT_SAMPLES,
+                   seed: int | None = DEFAULT_SEED):
+    """Mean score per system in each reference-length bucket (words of the first reference), with its 95%
+    bootstrap interval (the page's: sacrebleu's resamples of the bucket's segments, the same for every system).
+
+    Buckets (:data:`LENGTH_BUCKETS`) with fewer than ``min_segments`` segments are merged with a neighbour
+    (``"21–70 words"``), so that no mean and interval rests on one to four segments; a dataset smaller than the
+    bound is one bucket.
 
     Returns:
-        DataFrame with columns ``Bucket, System, Segments, <metric>``, buckets in length order (empty ones left out).
+        DataFrame with columns ``Bucket, System, Segments, <metric>, CI low, CI high``, buckets in length order
+        (empty ones left out).
     """
 
     lengths = np.array([len(r[0].split()) for r in dataset.references])
-    scores = comparison.scores(metric)
-    rows = []
+    masks = []
     for low, high in LENGTH_BUCKETS:
-        lo = 0 if low == 1 else low
-        mask = (lengths >= lo) & ((lengths <= high) if high is not None else True)
-        if not mask.any():
-            continue
+        lo = 0 if low == 1 else low  # an empty reference (0 words) goes with the shortest
+        masks.append((lengths >= lo) & ((lengths <= high) if high is not None else True))
+    scores = {k: np.nan_to_num(v, nan=0.0) for k, v in comparison.scores(metric).items()}
+    rows = []
+    for group in _merged_buckets([int(m.sum()) for m in masks], min_segments):
+        mask = np.logical_or.reduce([masks[i] for i in group])
+        label = bucket_label(LENGTH_BUCKETS[group[0]][0], LENGTH_BUCKETS[group[-1]][1])
+        resampled = bootstrap_means({name: s[mask] for name, s in scores.items()}, n_samples, seed)
         for name, s in scores.items():
-            rows.append({"Bucket": bucket_label(low, high), "System": name, "Segments": int(mask.sum()),
-                         metric: float(np.mean(s[mask]))})
-    return pd.DataFrame(rows, columns=["Bucket", "System", "Segments", metric])
+            low, high = percentile_ci(resampled[name])
+            rows.append({"Bucket": label, "System": name, "Segments": int(mask.sum()),
+                         metric: float(np.mean(s[mask])), "CI low": low, "CI high": high})
+    return pd.DataFrame(rows, columns=["Bucket", "System", "Segments", metric, "CI low", "CI high"])
+
+
+# --- empty references ----------------------------------------------------------------------------------------------
+def empty_reference_positions(dataset: Dataset) -> list[int]:
+    """Positions (from 0) of the segments whose every reference is empty (or white space): scored 0 by every
+    system, as bert-score does."""
+    return [i for i, refs in enumerate(dataset.references) if not any(r.strip() for r in refs)]
+
+
+def without_segments(dataset: Dataset, positions: Sequence[int]) -> Dataset:
+    """The dataset without the segments at ``positions`` (for every system); its problems list stays the file's.
+    Returns the same object when there is nothing to leave out."""
+    drop = set(int(i) for i in positions)
+    if not drop:
+        return dataset
+    keep = [i for i in range(dataset.n_segments) if i not in drop]
+    return Dataset({name: [outs[i] for i in keep] for name, outs in dataset.systems.items()},
+                   [list(dataset.references[i]) for i in keep],
+                   None if dataset.sources is None else [dataset.sources[i] for i in keep],
+                   [dataset.segment_ids[i] for i in keep], [dataset.rows[i] for i in keep],
+                   list(dataset.problems), dataset.mapping)
+
+
+def empty_reference_note(dataset: Dataset, positions: Sequence[int], left_out: bool, shown: int = 20) -> str:
+    """One sentence for the whole dataset about its segments with an empty reference, naming their rows as the
+    problems table does (the first ``shown``), and what was done with them."""
+    labels = segment_labels(dataset)
+    names = ", ".join(labels[i] for i in list(positions)[:shown]) + (
+        f" and {len(positions) - shown:,} more" if len(positions) > shown else "")
+    head = f"{len(positions):,} of {dataset.n_segments:,} segments have an empty reference ({names})"
+    if left_out:
+        return (f"{head}: they are left out for every system, so every mean, interval and test is over the other "
+                f"{dataset.n_segments - len(positions):,} segments.")
+    return (f"{head}: every system scores 0 on them (BERTScore, as bert-score does; chrF and BLEU 0, TER 100), "
+            "and they count in every system's mean and interval, lowering all systems alike.")
 
 
 def headline(comparison: Comparison, sig: Significance) -> dict:
@@ -347,10 +507,12 @@ def headline(comparison: Comparison, sig: Significance) -> dict:
     return out
 
 
-def to_jsonable(dataset: Dataset, comparison: Comparison, sig: Significance, with_segments: bool = True) -> dict:
+def to_jsonable(dataset: Dataset, comparison: Comparison, sig: Significance, with_segments: bool = True,
+                surface: SurfaceScores | None = None) -> dict:
     """Everything on the page as one JSON-ready dict: settings, signature, systems, significance, segments,
-    problems of the input."""
-    table = system_table(comparison, sig)
+    problems of the input; with ``surface``, sacrebleu's corpus scores and signatures (``"sacrebleu"``) and each
+    segment's sentence scores."""
+    table = system_table(comparison, sig, surface)
     out = {
         "signature": comparison.signature,
         "settings": {"layer": comparison.layer, "idf": comparison.idf, "rescaled": comparison.rescaled,
@@ -363,12 +525,18 @@ def to_jsonable(dataset: Dataset, comparison: Comparison, sig: Significance, wit
         "warnings": comparison.warnings(),
         "problems": [p.as_dict() for p in dataset.problems],
     }
+    if surface is not None:
+        out["sacrebleu"] = {m: {"corpus": ms.corpus, "corpus_signature": ms.corpus_signature,
+                                "sentence_signature": ms.sentence_signature} for m, ms in surface.metrics.items()}
+        out["sacrebleu_skipped"] = surface.skipped
     if with_segments:
         out["segments"] = [
             {"segment_id": sid, "row": row, "references": refs,
              "source": None if dataset.sources is None else dataset.sources[i],
              "systems": {name: {"output": dataset.systems[name][i], "precision": float(res.precision[i]),
                                 "recall": float(res.recall[i]), "f1": float(res.f1[i])}
+                         | ({m: float(ms.sentence[name][i]) for m, ms in surface.metrics.items()}
+                            if surface is not None else {})
                          for name, res in comparison.results.items()}}
             for i, (sid, row, refs) in enumerate(zip(dataset.segment_ids, dataset.rows, dataset.references))]
     return out

@@ -39,10 +39,18 @@ On top of the tests (pure functions, pinned by hand-computed unit tests):
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+
+from bertscore_viz.evaluation.ranking import (  # re-exported: the page, the CLI and the tests read them here
+    Cluster,
+    SystemStanding,
+    clusters,
+    holm,
+    natural_key,
+    rank_order,
+)
 
 __all__ = [
     "CORRECTIONS", "DEFAULT_SAMPLES", "DEFAULT_SEED", "HOLM_HEADROOM", "MAX_RESAMPLED_CELLS", "MAX_SAMPLES", "Cluster",
@@ -87,50 +95,6 @@ def smallest_p(n_samples: int, family: int, correction: str | None) -> float:
     """The smallest p a test can report: ``1 / (n + 1)``, times the family size under Holm (at most 1)."""
     p = 1.0 / (n_samples + 1)
     return min(1.0, p * family) if correction == "holm" else p
-
-
-def natural_key(name: str) -> tuple:
-    """Sort key that orders digits by value: ``M2 < M10`` (``sorted(names, key=natural_key)``).
-
-    >>> sorted(["M10", "M2", "m1", "M1"], key=natural_key)
-    ['M1', 'm1', 'M2', 'M10']
-    """
-    parts = re.split(r"(\d+)", str(name))
-    folded = tuple((0, int(p), "") if p.isdigit() else (1, 0, p.casefold()) for p in parts if p != "")
-    return folded, str(name)
-
-
-def rank_order(means: dict[str, float], higher_is_better: bool = True) -> list[str]:
-    """Names by score, best first (the highest, or the lowest when ``higher_is_better`` is False, as for TER); ties
-    (and NaN, last) in natural name order."""
-    sign = -1.0 if higher_is_better else 1.0
-
-    def key(s):
-        m = means[s]
-        return (1 if m != m else 0, sign * m if m == m else 0.0, natural_key(s))
-
-    return sorted(means, key=key)
-
-
-def holm(p_values) -> np.ndarray:
-    """Holm's step-down adjusted p values (same order as given), capped at 1.
-
-    The i-th smallest p (1-based) is multiplied by ``m - i + 1`` and the result made non-decreasing along that
-    order; rejecting where the adjusted p < alpha is Holm's procedure at family-wise level alpha.
-
-    >>> [round(float(x), 3) for x in holm([0.01, 0.04, 0.03])]
-    [0.03, 0.06, 0.06]
-    """
-    p = np.asarray(p_values, dtype=np.float64)
-    m = len(p)
-    if m == 0:
-        return p.copy()
-    order = np.argsort(p, kind="stable")
-    scaled = np.minimum(1.0, p[order] * (m - np.arange(m)))
-    adjusted = np.maximum.accumulate(scaled)
-    out = np.empty(m)
-    out[order] = adjusted
-    return out
 
 
 def resample_indices(n: int, n_samples: int, seed: int | None = DEFAULT_SEED, max_cells: int | None = None):
@@ -250,6 +214,7 @@ class PairedResult:
         p_one_sided: Koehn's p that the system is better; p_raw: the unadjusted p; correction: None or "holm".
         family: how many comparisons the p belongs to (and, with Holm, was corrected over): the k (k - 1) / 2
             pairs of the analysis; None when unknown.
+        higher_is_better: False for a metric where lower is better (TER): the better system is the lower one.
     """
 
     system: str
@@ -261,6 +226,7 @@ class PairedResult:
     p_raw: float | None = None
     correction: str | None = None
     family: int | None = None
+    higher_is_better: bool = True
 
     @property
     def difference(self) -> float:
@@ -271,7 +237,7 @@ class PairedResult:
 
     def sentence(self, metric: str = "F1", alpha: float = 0.05) -> str:
         return describe(self.system, self.baseline, self.system_mean, self.baseline_mean, self.p, metric, alpha,
-                        self.correction, self.family)
+                        self.correction, self.family, self.higher_is_better)
 
     def as_dict(self) -> dict:
         return {"system": self.system, "baseline": self.baseline, "system_mean": self.system_mean,
@@ -308,11 +274,11 @@ def format_difference(a: str, b: str, diff: float) -> str:
 
 def describe(system: str, baseline: str, system_mean: float, baseline_mean: float, p: float,
              metric: str = "F1", alpha: float = 0.05, correction: str | None = None,
-             family: int | None = None) -> str:
+             family: int | None = None, higher_is_better: bool = True) -> str:
     """A plain sentence whose difference reads as worded: the first system named minus the second.
 
-    A significant difference names the better system first, so its difference is positive; otherwise the
-    systems keep the order given.
+    A significant difference names the better system first, so its difference is positive (negative for a metric
+    where lower is better, ``higher_is_better=False``: TER); otherwise the systems keep the order given.
 
     >>> describe("B", "A", 0.9, 0.8, 0.002)
     'B is better than A on F1: B − A = +0.1000 (p = 0.002)'
@@ -322,79 +288,18 @@ def describe(system: str, baseline: str, system_mean: float, baseline_mean: floa
     'B and A are not significantly different on F1: B − A = -0.0100 (p = 0.400)'
     >>> describe("B", "A", 0.9, 0.8, 0.006, correction="holm", family=6)
     'B is better than A on F1: B − A = +0.1000 (p = 0.006, Holm-adjusted over 6 comparisons)'
+    >>> describe("B", "A", 40.0, 50.0, 0.002, "TER", higher_is_better=False)
+    'B is better than A on TER: B − A = -10.0000 (p = 0.002)'
     """
     p_text = format_p_family(p, correction, family)
     if p < alpha and system_mean != baseline_mean:
-        better, worse, hi, lo = ((system, baseline, system_mean, baseline_mean) if system_mean > baseline_mean
-                                 else (baseline, system, baseline_mean, system_mean))
-        return f"{better} is better than {worse} on {metric}: {format_difference(better, worse, hi - lo)} ({p_text})"
+        system_better = (system_mean > baseline_mean) == higher_is_better
+        better, worse, first, second = ((system, baseline, system_mean, baseline_mean) if system_better
+                                        else (baseline, system, baseline_mean, system_mean))
+        return (f"{better} is better than {worse} on {metric}: {format_difference(better, worse, first - second)} "
+                f"({p_text})")
     return (f"{system} and {baseline} are not significantly different on {metric}: "
             f"{format_difference(system, baseline, system_mean - baseline_mean)} ({p_text})")
-
-
-@dataclass(frozen=True)
-class Cluster:
-    """A group of systems not separated by significance (WMT style), best group first.
-
-    Attributes:
-        rank: 1-based cluster number; systems: names by score, best first.
-    """
-
-    rank: int
-    systems: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class SystemStanding:
-    """One system's place: its cluster, pairwise wins and losses (significant at alpha), and rank range."""
-
-    system: str
-    mean: float
-    cluster: int
-    wins: int
-    losses: int
-    rank_low: int
-    rank_high: int
-
-    def as_dict(self) -> dict:
-        return {"system": self.system, "mean": self.mean, "cluster": self.cluster, "wins": self.wins,
-                "losses": self.losses, "rank_range": [self.rank_low, self.rank_high]}
-
-
-def clusters(systems, means: dict[str, float], matrix: np.ndarray, alpha: float = 0.05
-             ) -> tuple[tuple[Cluster, ...], tuple[SystemStanding, ...]]:
-    """WMT-style clusters from pairwise p values.
-
-    Systems are ordered by score (:func:`rank_order`); a boundary goes after position i exactly when every system
-    at positions <= i is significantly better (p < alpha, higher mean) than every system after it, so each
-    system of a cluster beats all systems of every lower cluster, and systems inside a cluster are not
-    separated. ``wins`` counts the systems a system is significantly better than, ``losses`` those significantly
-    better than it; the rank range is ``1 + losses`` to ``k - wins``.
-
-    Args:
-        systems: names in the order of ``matrix``; means: corpus score of each; matrix: ``(k, k)`` p values.
-    """
-    systems = list(systems)
-    k = len(systems)
-    pos = {s: i for i, s in enumerate(systems)}
-    order = rank_order({s: means[s] for s in systems})
-
-    def beats(a: str, b: str) -> bool:
-        return bool(matrix[pos[a], pos[b]] < alpha and means[a] > means[b])
-
-    groups: list[list[str]] = [[]]
-    for i, s in enumerate(order):
-        groups[-1].append(s)
-        if i + 1 < k and all(beats(a, b) for a in order[:i + 1] for b in order[i + 1:]):
-            groups.append([])
-    cl = tuple(Cluster(r + 1, tuple(g)) for r, g in enumerate(groups))
-    where = {s: c.rank for c in cl for s in c.systems}
-    standings = []
-    for s in order:
-        wins = sum(beats(s, t) for t in order if t != s)
-        losses = sum(beats(t, s) for t in order if t != s)
-        standings.append(SystemStanding(s, float(means[s]), where[s], wins, losses, 1 + losses, k - wins))
-    return cl, tuple(standings)
 
 
 @dataclass(frozen=True)
@@ -412,6 +317,8 @@ class Significance:
         correction: None or ``"holm"``; alpha: the significance level.
         clusters, standings: WMT-style groups and each system's wins, losses and rank range (see :func:`clusters`).
         samples: each system's resampled means (kept so that :meth:`rebase` needs no new resampling).
+        higher_is_better: False for a metric where the lower score is the better one (TER): ``systems`` then run
+            from the lowest score up.
     """
 
     metric: str
@@ -428,6 +335,7 @@ class Significance:
     clusters: tuple[Cluster, ...] = ()
     standings: tuple[SystemStanding, ...] = ()
     samples: dict | None = field(default=None, compare=False, repr=False)
+    higher_is_better: bool = True
 
     @property
     def family(self) -> int:
@@ -506,12 +414,13 @@ class Significance:
         means = {i.system: i.mean for i in self.intervals}
         return replace(self, baseline=baseline,
                        versus_baseline=_versus(self.systems, baseline, means, self.matrix, self.matrix_raw,
-                                               self.samples, self.correction))
+                                               self.samples, self.correction, self.higher_is_better))
 
     def as_dict(self) -> dict:
         return {"metric": self.metric, "n_samples": self.n_samples, "seed": self.seed,
                 "method": "paired bootstrap resampling (sacrebleu), p = (c + 1) / (n + 1)",
-                "alpha": self.alpha, "correction": self.correction, "family": self.family,
+                "higher_is_better": self.higher_is_better, "alpha": self.alpha, "correction": self.correction,
+                "family": self.family,
                 "comparisons": {"versus_baseline": self.n_baseline_comparisons,
                                 "pairwise": self.n_pairwise_comparisons},
                 "systems": list(self.systems), "baseline": self.baseline,
@@ -535,7 +444,7 @@ def _holm_matrix(matrix: np.ndarray) -> np.ndarray:
 
 
 def _versus(names, baseline: str, means: dict, matrix: np.ndarray, raw: np.ndarray | None, samples: dict,
-            correction: str | None) -> tuple[PairedResult, ...]:
+            correction: str | None, higher_is_better: bool = True) -> tuple[PairedResult, ...]:
     """Every other system against ``baseline``: the p of the pair from the (adjusted) matrix, so that a pair has
     one p; the family is the k (k - 1) / 2 pairs."""
     names = list(names)
@@ -545,9 +454,32 @@ def _versus(names, baseline: str, means: dict, matrix: np.ndarray, raw: np.ndarr
     b = names.index(baseline)
     return tuple(
         PairedResult(s, baseline, means[s], means[baseline], float(matrix[names.index(s), b]),
-                     p_value_one_sided(samples[s], samples[baseline]), float(raw[names.index(s), b]), correction,
-                     family)
+                     p_value_one_sided(samples[s], samples[baseline], higher_is_better),
+                     float(raw[names.index(s), b]), correction, family, higher_is_better)
         for s in names if s != baseline)
+
+
+def _checked_options(correction: str | None, systems) -> None:
+    if correction not in CORRECTIONS:
+        raise ValueError(f"Unknown correction {correction!r}; use one of {list(CORRECTIONS)}.")
+    if not systems:
+        raise ValueError("No systems to analyse.")
+
+
+def _assemble(metric: str, names: tuple[str, ...], baseline: str | None, means: dict, samples: dict, raw: np.ndarray,
+              n_samples: int, seed: int | None, correction: str | None, alpha: float,
+              higher_is_better: bool) -> Significance:
+    """Intervals, the tests against the baseline, the (Holm-adjusted) matrix and the clusters from the raw p of
+    every pair (``raw``, in the order of ``names``)."""
+    baseline = names[0] if baseline is None else baseline
+    if baseline not in names:
+        raise ValueError(f"Unknown baseline system {baseline!r}; have {list(names)}.")
+    intervals = tuple(SystemInterval(k, means[k], *percentile_ci(samples[k])) for k in names)
+    matrix = _holm_matrix(raw) if correction == "holm" else raw
+    versus = _versus(names, baseline, means, matrix, raw, samples, correction, higher_is_better)
+    cl, standings = clusters(names, means, matrix, alpha, higher_is_better)
+    return Significance(metric, n_samples, seed, names, baseline, intervals, versus, matrix, raw, correction,
+                        alpha, cl, standings, samples, higher_is_better)
 
 
 def analyse(scores: dict[str, np.ndarray], baseline: str | None = None, metric: str = "F1",
@@ -564,28 +496,60 @@ def analyse(scores: dict[str, np.ndarray], baseline: str | None = None, metric: 
             needs to be able to reach ``alpha``, within a ceiling).
         progress: ``progress(done, total)`` in resamples.
     """
-    if correction not in CORRECTIONS:
-        raise ValueError(f"Unknown correction {correction!r}; use one of {list(CORRECTIONS)}.")
-    if not scores:
-        raise ValueError("No systems to analyse.")
+    _checked_options(correction, scores)
     arrays = {k: np.asarray(v, dtype=np.float64) for k, v in scores.items()}
     means = {k: float(v.mean()) if len(v) else float("nan") for k, v in arrays.items()}
     names = tuple(rank_order(means))
-    baseline = names[0] if baseline is None else baseline
-    if baseline not in scores:
+    if baseline is not None and baseline not in scores:
         raise ValueError(f"Unknown baseline system {baseline!r}; have {list(names)}.")
     if n_samples is None:
         n_samples = resamples_for(len(arrays), max((len(v) for v in arrays.values()), default=0), correction, alpha)
     samples = bootstrap_means(arrays, n_samples, seed, progress)
-    intervals = tuple(SystemInterval(k, means[k], *percentile_ci(samples[k])) for k in names)
     k = len(names)
     raw = np.ones((k, k))
     for i in range(k):
         for j in range(i + 1, k):
             a, b = names[i], names[j]
             raw[i, j] = raw[j, i] = p_value(arrays[a], arrays[b], samples[a], samples[b])
-    matrix = _holm_matrix(raw) if correction == "holm" else raw
-    versus = _versus(names, baseline, means, matrix, raw, samples, correction)
-    cl, standings = clusters(names, means, matrix, alpha)
-    return Significance(metric, n_samples, seed, names, baseline, intervals, versus, matrix, raw, correction,
-                        alpha, cl, standings, samples)
+    return _assemble(metric, names, baseline, means, samples, raw, n_samples, seed, correction, alpha, True)
+
+
+def analyse_resampled(scores: dict[str, float], samples: dict[str, np.ndarray], metric: str,
+                      baseline: str | None = None, n_segments: int | None = None,
+                      identical: frozenset = frozenset(), seed: int | None = DEFAULT_SEED,
+                      correction: str | None = None, alpha: float = 0.05,
+                      higher_is_better: bool = True) -> Significance:
+    """:func:`analyse` for a corpus score that is not a mean of segment scores (chrF, BLEU, TER), from each
+    system's corpus score and its score in every resample (the same resamples for every system, as
+    :func:`resample_indices` draws them).
+
+    The p of a pair is sacrebleu's (:func:`p_value_from_samples` with the observed ``|score_a - score_b|``), the
+    interval sacrebleu's indices over the resampled scores (:func:`percentile_ci`), Holm and clusters as in
+    :func:`analyse`. As there, a pair of systems with identical outputs (``identical``: frozensets of two names), or
+    a test set of one segment, gets ``p = 1``.
+
+    Args:
+        scores: ``{system: corpus score}``; samples: ``{system: (n_samples,) resampled corpus scores}``.
+        metric: its name (``"chrF"``); n_segments: the test set's size (1: every p is 1).
+        higher_is_better: False for TER (the best system has the lowest score).
+
+    Raises:
+        ValueError: an unknown correction or baseline, no systems, or resamples of different lengths.
+    """
+    _checked_options(correction, scores)
+    arrays = {k: np.asarray(samples[k], dtype=np.float64) for k in scores}
+    lengths = {len(v) for v in arrays.values()}
+    if len(lengths) != 1:
+        raise ValueError(f"Every system needs the same number of resampled scores, got {sorted(lengths)}.")
+    means = {k: float(v) for k, v in scores.items()}
+    names = tuple(rank_order(means, higher_is_better))
+    k = len(names)
+    raw = np.ones((k, k))
+    for i in range(k):
+        for j in range(i + 1, k):
+            a, b = names[i], names[j]
+            if frozenset((a, b)) in identical or (n_segments is not None and n_segments < 2):
+                continue  # no evidence of a difference (sacrebleu would give 1 / (n + 1))
+            raw[i, j] = raw[j, i] = p_value_from_samples(abs(means[a] - means[b]), arrays[a], arrays[b])
+    return _assemble(metric, names, baseline, means, arrays, raw, lengths.pop(), seed, correction, alpha,
+                     higher_is_better)

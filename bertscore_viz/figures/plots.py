@@ -1,4 +1,5 @@
-"""Plotly figures of a pair explanation (no Streamlit): the similarity heatmap and the alignment view.
+"""Plotly figures of a pair explanation (no Streamlit): the similarity heatmap, its overview for long pairs, and the
+alignment view.
 
 The heatmap is the counterpart of bert-score's ``bert-score-show`` (``bert_score.plot_example``): candidate
 tokens as rows, reference tokens as columns, colour = cosine similarity; with rescaling on, every cell is
@@ -6,6 +7,12 @@ rescaled with the **F** baseline, ``(s - b_F) / (1 - b_F)``, as ``plot_example``
 greedy maximum (the candidate token's best match, precision side) and each column's (the reference token's
 best match, recall side) are marked, and the hover gives both tokens, the similarity, the idf weights and
 whether the cell is a row or column maximum.
+
+The whole pair is drawn: the figure grows with the pair (cells of at least 16 px, labels of 12 px; the page
+scrolls) and is never cropped. A pair longer than :data:`WHOLE_TOKENS` a side opens on :func:`overview_figure`
+(each cell the maximum over a block of tokens, window boundaries marked), and any region of it is drawn at full
+resolution by ``heatmap_figure(pair, rows=(a, b), cols=(c, d))``. The alignment wraps each sentence onto lines
+of the figure's width (:func:`bertscore_viz.figures.cells.alignment_layout`): every token and every line in view.
 
 Text typed by users ends up in labels: it is HTML-escaped (Plotly reads ``<b>``, ``<a>``, ``<br>`` in labels),
 and figures should be shown with :data:`PLOTLY_CONFIG` (``typesetMath: False``), so ``$x$`` is not LaTeX.
@@ -19,16 +26,24 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
-from bertscore_viz.engine.results import PairExplanation, TokenSide
-from bertscore_viz.figures.cells import (  # noqa: F401  (esc: the pages')
+from bertscore_viz.engine.results import PairExplanation
+from bertscore_viz.figures.cells import (
+    alignment_layout,
     axis_for,
+    block_max,
     cell_values,
     esc,
+    score_text,
     shown_positions,
     token_label,
     window_cut_cells,
     window_lines,
 )
+
+__all__ = ["ALIGN_SCALE", "ALIGN_WIDTH", "CHAR_PX", "COLORSCALE", "COL_MAX_COLOR", "COMPACT_HOVER_CELLS",
+           "LABEL_CHARS", "MIN_CELL_PX", "MINIMAL_HOVER_CELLS", "MINIMAL_HOVER_NOTE", "OVERVIEW_CELLS", "PLOTLY_CONFIG",
+           "ROW_MAX_COLOR", "WHOLE_TOKENS", "alignment_figure", "cell_px", "esc", "figure_height", "figure_html",
+           "heatmap_figure", "heatmap_size", "label_extent", "needs_overview", "overview_figure", "x_angle"]
 
 #: Plotly config for showing these figures: text is never typeset as math; PNG export at 2x.
 PLOTLY_CONFIG = {"typesetMath": False, "displaylogo": False,
@@ -43,26 +58,29 @@ COMPACT_HOVER_CELLS = 12_000
 MINIMAL_HOVER_CELLS = 40_000
 MINIMAL_HOVER_NOTE = ("Long pair: the hover shows token positions (from 0, as on the axes) and the value; the "
                       "token table has every token's best match.")
+#: Up to this many tokens a side the page draws the whole heatmap (200 x 200: 40,000 cells, each with its hover
+#: text, about 3,500 px a side); a longer pair opens on the overview, and any region of it is drawn whole.
+WHOLE_TOKENS = 200
+#: Most aggregated cells a side of the overview (a 512 x 512 pair: blocks of 4 x 4 tokens).
+OVERVIEW_CELLS = 128
+#: Pixel side of the overview's plot area at most.
+OVERVIEW_PX = 900
+#: Smallest heatmap cell in pixels: a 12 px label per row, and vertical column labels 16 px apart.
+MIN_CELL_PX = 16
+#: Longest tick label, in characters; a longer one is cut with "…" (the hover has the whole token).
+LABEL_CHARS = 28
+#: Width of a character of a 12 px label (Plotly's default font), for margins and the alignment's spacing.
+CHAR_PX = 7.2
+#: The alignment figure's width when none is given (it wraps its lines to fit).
+ALIGN_WIDTH = 1100
+ALIGN_SCALE = "RdYlBu"
+_PALETTE: list[str] = []
 
 
 def cell_px(n_tokens: int) -> int:
-    """Side of a heatmap cell in pixels: roomy for short pairs, denser (still legible) for long ones."""
-    return 34 if n_tokens <= 12 else 28 if n_tokens <= 30 else 22 if n_tokens <= 80 else 16
-
-
-def heatmap_size(n_rows: int, n_cols: int, longest_row_label: int = 8, longest_col_label: int = 8) -> dict:
-    """Pixel layout of a heatmap: square cells, margins sized for the labels. The figure grows with the pair
-    (300 tokens a side gives a ~5,000 px figure that the page scrolls) instead of squeezing the cells.
-
-    Returns:
-        dict with ``width``, ``height``, ``cell``, ``top``, ``left``, ``bottom``, ``right``.
-    """
-    cell = cell_px(max(n_rows, n_cols))
-    top = 84 + int(min(160, 6.5 * longest_col_label * 0.8)) + 18
-    left = 40 + int(min(200, 7 * longest_row_label))
-    bottom, right = 56, 130
-    return {"cell": cell, "top": top, "left": left, "bottom": bottom, "right": right,
-            "width": max(560, left + right + cell * n_cols), "height": top + bottom + max(cell * n_rows, 150)}
+    """Side of a heatmap cell in pixels: roomy for short pairs, denser (still legible: :data:`MIN_CELL_PX` cells,
+    12 px labels) for long ones."""
+    return 34 if n_tokens <= 12 else 28 if n_tokens <= 30 else 22 if n_tokens <= 80 else MIN_CELL_PX
 
 
 def x_angle(cell: int, line_px: float = 14.0) -> int:
@@ -72,15 +90,154 @@ def x_angle(cell: int, line_px: float = 14.0) -> int:
     return -50 if cell * 0.766 >= line_px else -90
 
 
+def label_extent(n_chars: int, angle: float = 0.0) -> int:
+    """Pixels a tick label of ``n_chars`` characters takes across its axis (horizontal: its width; slanted by
+    ``angle`` degrees: its width's projection plus the line's height)."""
+    n = min(int(n_chars), LABEL_CHARS)
+    a = np.radians(abs(angle))
+    return int(np.ceil(n * CHAR_PX * np.sin(a) + 14 * np.cos(a))) if angle else int(np.ceil(n * CHAR_PX))
+
+
+def heatmap_size(n_rows: int, n_cols: int, longest_row_label: int = 8, longest_col_label: int = 8,
+                 max_width: int | None = None) -> dict:
+    """Pixel layout of a heatmap: square cells, margins sized for the labels. The figure grows with the pair
+    (128 tokens a side: about 2,400 x 2,300 px, that the page scrolls) instead of squeezing the cells below 16 px.
+
+    Args:
+        n_rows, n_cols: cells; longest_row_label, longest_col_label: characters of the longest tick labels.
+        max_width: cells shrink (down to 16 px) so that the figure fits this width; None = :func:`cell_px`.
+
+    Returns:
+        dict with ``width``, ``height``, ``cell``, ``top``, ``left``, ``bottom``, ``right``.
+    """
+    left = 34 + label_extent(longest_row_label) + 8
+    bottom, right = 76, 130  # legend; colour bar
+    cell = cell_px(max(n_rows, n_cols))
+    if max_width is not None and n_cols:
+        cell = max(min(cell, (int(max_width) - left - right) // n_cols), MIN_CELL_PX)
+    top = 74 + label_extent(longest_col_label, x_angle(cell)) + 8  # title, axis title, labels
+    return {"cell": cell, "top": top, "left": left, "bottom": bottom, "right": right,
+            "width": max(560, left + right + cell * n_cols), "height": top + bottom + max(cell * n_rows, 150)}
+
+
 def figure_height(n_rows: int, n_cols: int | None = None) -> int:
     """Height in pixels of the heatmap of ``n_rows`` candidate tokens (grows linearly with the rows)."""
     return heatmap_size(n_rows, n_rows if n_cols is None else n_cols)["height"]
 
 
+def needs_overview(pair: PairExplanation, show_special: bool = False) -> bool:
+    """Whether the page opens this pair on the overview (more than :data:`WHOLE_TOKENS` tokens a side)."""
+    return max(len(shown_positions(pair.cand, show_special)), len(shown_positions(pair.ref, show_special))) \
+        > WHOLE_TOKENS
+
+
+def _short(label: str) -> str:
+    """A tick label (escaped) cut to :data:`LABEL_CHARS` characters of text."""
+    text = html.unescape(label)
+    return label if len(text) <= LABEL_CHARS else esc(text[:LABEL_CHARS - 1] + "…")
+
+
+def _title(pair: PairExplanation, note: str = "") -> str:
+    p, r, f = pair.scores
+    kind = "rescaled" if pair.rescaled is not None else "raw"
+    return (f"P {score_text(p)} · R {score_text(r)} · F1 {score_text(f)} ({kind})<br><span style='font-size:11px'>"
+            f"{esc(pair.signature.model)}, layer {pair.signature.layer}, "
+            f"{'idf' if pair.signature.idf else 'no idf'}{note}</span>")
+
+
+# --- the heatmap ---------------------------------------------------------------------------------------------------
+def _not_shown(other, q: int, shown: set) -> str:
+    """Hover line for a token whose best match (token ``q`` of ``other``) is not drawn: a hidden special token,
+    or a token outside the region drawn."""
+    if q in shown:
+        return ""
+    if other.special[q]:
+        return f"<br>its best match is the hidden {esc(other.tokens[q])}"
+    return f"<br>its best match {esc(token_label(other, q))} (token {q}) is outside this region"
+
+
+def _cell_hover(pair: PairExplanation, values: np.ndarray, b_f, rows: np.ndarray, cols: np.ndarray,
+                mode: str) -> list[list[str]]:
+    """Hover text of every cell: ``mode`` "full" (both tokens, pieces, idf, value, maxima) or "compact" (lighter,
+    for long pairs: the figure stays a few MB)."""
+    sim_name = "rescaled similarity" if b_f is not None else "cosine similarity"
+    cand_lbl = [esc(token_label(pair.cand, int(i))) for i in rows]
+    ref_lbl = [esc(token_label(pair.ref, int(j))) for j in cols]
+    cand_w = [f"{pair.cand.weights[int(i)]:.3f}" for i in rows]
+    ref_w = [f"{pair.ref.weights[int(j)]:.3f}" for j in cols]
+    shown_r, shown_c = set(rows.tolist()), set(cols.tolist())
+    raw = pair.similarity
+    text = []
+    for a, i in enumerate(rows.tolist()):
+        best_j = int(pair.cand_best_index[i])
+        c_extra = f" [{esc(pair.cand.tokens[i])}] idf {cand_w[a]}" + _not_shown(pair.ref, best_j, shown_c)
+        line = []
+        for c, j in enumerate(cols.tolist()):
+            r_max, c_max = best_j == j, int(pair.ref_best_index[j]) == i
+            if mode == "compact":
+                line.append(f"C <b>{cand_lbl[a]}</b> ({cand_w[a]}) · R <b>{ref_lbl[c]}</b> ({ref_w[c]})<br>"
+                            f"{values[i, j]:.4f}" + (" · row max" if r_max else "")
+                            + (" · column max" if c_max else ""))
+                continue
+            val = f"{sim_name} {values[i, j]:.4f}" + (f" (cosine {raw[i, j]:.4f})" if b_f is not None else "")
+            line.append(
+                f"candidate <b>{cand_lbl[a]}</b>{c_extra}<br>reference <b>{ref_lbl[c]}</b> [{esc(pair.ref.tokens[j])}]"
+                f" idf {ref_w[c]}{_not_shown(pair.cand, int(pair.ref_best_index[j]), shown_r)}<br>{val}"
+                + ("<br>row max: the candidate token's best match (precision)" if r_max else "")
+                + ("<br>column max: the reference token's best match (recall)" if c_max else ""))
+        text.append(line)
+    return text
+
+
+def _max_markers(pair: PairExplanation, rows: np.ndarray, cols: np.ndarray, off: tuple[int, int], cell: int
+                 ) -> list[dict]:
+    """Circles on each row's maximum (precision), crosses on each column's (recall), at figure coordinates
+    (``off``: the region's first row and column); a maximum outside the figure is not marked."""
+    pos_r = {int(p): k + off[0] for k, p in enumerate(rows)}
+    pos_c = {int(p): k + off[1] for k, p in enumerate(cols)}
+    rx = [pos_c[int(pair.cand_best_index[i])] for i in rows if int(pair.cand_best_index[i]) in pos_c]
+    ry = [pos_r[int(i)] for i in rows if int(pair.cand_best_index[i]) in pos_c]
+    cx = [pos_c[int(j)] for j in cols if int(pair.ref_best_index[j]) in pos_r]
+    cy = [pos_r[int(pair.ref_best_index[j])] for j in cols if int(pair.ref_best_index[j]) in pos_r]
+    return [dict(type="scatter", x=rx, y=ry, mode="markers", hoverinfo="skip",
+                 name="row max: the candidate token's best match (P)",
+                 marker=dict(symbol="circle-open", size=max(8, int(cell * 0.8)), color=ROW_MAX_COLOR,
+                             line=dict(width=2))),
+            dict(type="scatter", x=cx, y=cy, mode="markers", hoverinfo="skip",
+                 name="column max: the reference token's best match (R)",
+                 marker=dict(symbol="x-thin-open", size=max(5, int(cell * 0.42)), color=COL_MAX_COLOR,
+                             line=dict(width=2)))]
+
+
+def _colorbar(title: str, plot_h: int) -> dict:
+    return dict(title=dict(text=title, side="top", font=dict(size=11)), thickness=12, lenmode="pixels",
+                len=max(80, min(plot_h - 44, 320)), y=max(0.5, 1 - 44 / max(plot_h, 1)), yanchor="top", ypad=0)
+
+
+def _heat_layout(title: str, size: dict, xa, ya, off: tuple[int, int], shape: tuple[int, int], shapes: list,
+                 meta: dict) -> dict:
+    """The heatmap's layout: pixel size and margins, axes with every token labelled, in figure coordinates."""
+    n_r, n_c = shape
+    return dict(
+        title=dict(text=title, x=0, xanchor="left", xref="paper", y=1, yref="container", yanchor="top",
+                   pad=dict(t=12), font=dict(size=14)), shapes=shapes,
+        height=size["height"], width=size["width"], plot_bgcolor="white", dragmode="zoom", meta=meta,
+        margin=dict(t=size["top"], b=size["bottom"], l=size["left"], r=size["right"], autoexpand=False),
+        legend=dict(orientation="h", x=0, y=0, yref="container", yanchor="bottom", font=dict(size=11)),
+        xaxis=dict(title=dict(text="reference tokens", standoff=6), side="top",
+                   tickvals=[v + off[1] for v in xa.tickvals], ticktext=[_short(t) for t in xa.ticktext],
+                   tickangle=x_angle(size["cell"]), tickfont=dict(size=12), showgrid=False, zeroline=False,
+                   range=[off[1] - 0.5, off[1] + n_c - 0.5], automargin=False),
+        yaxis=dict(title=dict(text="candidate tokens", standoff=6), tickvals=[v + off[0] for v in ya.tickvals],
+                   ticktext=[_short(t) for t in ya.ticktext], tickfont=dict(size=12),
+                   range=[off[0] + n_r - 0.5, off[0] - 0.5], showgrid=False, zeroline=False, automargin=False))
+
+
 def heatmap_figure(pair: PairExplanation, show_special: bool = False, merge_words: bool = False,
-                   rescaled: bool | None = None, title: str | None = None, max_width: int | None = None,
-                   max_height: int | None = None):
-    """Candidate tokens (rows) against reference tokens (columns), coloured by similarity.
+                   rescaled: bool | None = None, title: str | None = None, rows: tuple[int, int] | None = None,
+                   cols: tuple[int, int] | None = None, max_width: int | None = None):
+    """Candidate tokens (rows) against reference tokens (columns), coloured by similarity: the whole pair, or a
+    region of it.
 
     Args:
         pair: the explanation.
@@ -89,212 +246,254 @@ def heatmap_figure(pair: PairExplanation, show_special: bool = False, merge_word
         merge_words: label the axes with words instead of pieces (cells stay pieces; pieces on hover).
         rescaled: None = rescaled when the explanation has a baseline; True/False to force.
         title: figure title (default: P/R/F1 and the signature's model and layer).
-        max_width, max_height: pixel limits of the figure (None = grow with the pair). A pair that does not fit
-            keeps legible cells and shows a window on the matrix, starting at the first tokens; drag to pan,
-            double-click to see it all. ``fig.layout.meta`` then gives ``{"window": [rows, cols], "shape": ...}``.
+        rows, cols: ``(start, stop)`` over the shown tokens of each side: a region, drawn at full resolution with
+            its coordinates those of the whole matrix (row ``start`` is at y = ``start``); None = all of them.
+        max_width: the page's width in pixels: cells shrink to fit it, never below 16 px (a wider pair keeps its
+            16 px cells and scrolls). None: :func:`cell_px` of the pair's length. Nothing is ever cropped.
 
     Returns:
-        ``plotly.graph_objects.Figure``; row maxima are marked with circles, column maxima with diamonds.
+        ``plotly.graph_objects.Figure`` of ``cell_px`` square cells (every token labelled); row maxima are marked
+        with circles, column maxima with crosses. ``fig.layout.meta``: ``shape`` (rows, columns drawn),
+        ``full_shape``, ``region``, ``hover`` ("tokens" or "positions"), ``window_cuts``, ``cell``.
     """
-
     values, b_f = cell_values(pair, rescaled)
-    ya = axis_for(pair.cand, show_special, merge_words)
-    xa = axis_for(pair.ref, show_special, merge_words)
-    rows, cols = ya.positions, xa.positions
-    z = values[np.ix_(rows, cols)] if len(rows) and len(cols) else np.zeros((len(rows), len(cols)))
-    row_max = np.zeros(values.shape, dtype=bool)
-    col_max = np.zeros(values.shape, dtype=bool)
-    row_max[np.arange(values.shape[0]), pair.cand_best_index] = True
-    col_max[pair.ref_best_index, np.arange(values.shape[1])] = True
-
+    ya, xa = axis_for(pair.cand, show_special, merge_words, rows), axis_for(pair.ref, show_special, merge_words, cols)
+    r_pos, c_pos = ya.positions, xa.positions
+    full = (len(shown_positions(pair.cand, show_special)), len(shown_positions(pair.ref, show_special)))
+    off = (max(0, int(rows[0])) if rows else 0, max(0, int(cols[0])) if cols else 0)
+    z = values[np.ix_(r_pos, c_pos)] if len(r_pos) and len(c_pos) else np.zeros((len(r_pos), len(c_pos)))
+    n_cells = len(r_pos) * len(c_pos)
+    mode = "positions" if n_cells > MINIMAL_HOVER_CELLS else "compact" if n_cells > COMPACT_HOVER_CELLS else "full"
+    size = heatmap_size(len(r_pos), len(c_pos), max((len(html.unescape(t)) for t in ya.ticktext), default=1),
+                        max((len(html.unescape(t)) for t in xa.ticktext), default=1), max_width)
     sim_name = "rescaled similarity" if b_f is not None else "cosine similarity"
-    cand_lbl = [esc(token_label(pair.cand, int(i))) for i in rows]
-    ref_lbl = [esc(token_label(pair.ref, int(j))) for j in cols]
-    cand_piece = [esc(pair.cand.tokens[int(i)]) for i in rows]
-    ref_piece = [esc(pair.ref.tokens[int(j)]) for j in cols]
-    cand_w = [f"{pair.cand.weights[int(i)]:.3f}" for i in rows]
-    ref_w = [f"{pair.ref.weights[int(j)]:.3f}" for j in cols]
-    shown_rows, shown_cols = set(rows.tolist()), set(cols.tolist())
-    cand_hidden = {}
-    for i in rows:
-        j = int(pair.cand_best_index[i])
-        if j not in shown_cols:
-            cand_hidden[int(i)] = f"<br>its best match is the hidden {esc(pair.ref.tokens[j])}"
-    ref_hidden = {}
-    for j in cols:
-        i = int(pair.ref_best_index[j])
-        if i not in shown_rows:
-            ref_hidden[int(j)] = f"<br>its best match is the hidden {esc(pair.cand.tokens[i])}"
-    raw = pair.similarity
-    compact = len(rows) * len(cols) > COMPACT_HOVER_CELLS
-    minimal = len(rows) * len(cols) > MINIMAL_HOVER_CELLS
-    text = []
-    for a, i in enumerate(rows if not minimal else ()):
-        i = int(i)
-        line = []
-        for c, j in enumerate(cols):
-            j = int(j)
-            flags = []
-            if row_max[i, j]:
-                flags.append("row max: the candidate token's best match (precision)")
-            if col_max[i, j]:
-                flags.append("column max: the reference token's best match (recall)")
-            val = f"{sim_name} {values[i, j]:.4f}" + (f" (cosine {raw[i, j]:.4f})" if b_f is not None else "")
-            if compact:  # long pairs: a lighter hover keeps the figure a few MB
-                line.append(f"C <b>{cand_lbl[a]}</b> ({cand_w[a]}) · R <b>{ref_lbl[c]}</b> ({ref_w[c]})<br>"
-                            f"{values[i, j]:.4f}" + (" · row max" if row_max[i, j] else "")
-                            + (" · column max" if col_max[i, j] else ""))
-                continue
-            line.append(
-                f"candidate <b>{cand_lbl[a]}</b> [{cand_piece[a]}] idf {cand_w[a]}{cand_hidden.get(i, '')}<br>"
-                f"reference <b>{ref_lbl[c]}</b> [{ref_piece[c]}] idf {ref_w[c]}{ref_hidden.get(j, '')}<br>"
-                f"{val}" + "".join("<br>" + f for f in flags))
-        text.append(line)
-
-    zmin = float(min(0.0, z.min())) if z.size else 0.0
-    size = heatmap_size(len(rows), len(cols), max((len(t) for t in ya.ticktext), default=1),
-                        max((len(t) for t in xa.ticktext), default=1))
-    plot_h = size["height"] - size["top"] - size["bottom"]
+    hover = dict(hovertemplate="candidate token %{y} · reference token %{x}<br>" + sim_name
+                 + " %{z:.4f}<extra></extra>") if mode == "positions" else dict(
+        text=_cell_hover(pair, values, b_f, r_pos, c_pos, mode), hovertemplate="%{text}<extra></extra>")
     bar_title = "cosine similarity" if b_f is None else f"rescaled with the<br>F baseline {b_f:.3f}"
-    hover = dict(text=text, hovertemplate="%{text}<extra></extra>") if not minimal else dict(
-        hovertemplate="candidate token %{y} · reference token %{x}<br>" + sim_name + " %{z:.4f}<extra></extra>")
-    data = [dict(
-        type="heatmap", z=z, x=list(range(len(cols))), y=list(range(len(rows))), **hover,
-        colorscale=COLORSCALE, zmin=zmin, zmax=1.0, xgap=1 if not minimal else 0, ygap=1 if not minimal else 0,
-        name="similarity", colorbar=dict(title=dict(text=bar_title, side="top", font=dict(size=11)), thickness=12,
-                                         lenmode="pixels", len=max(80, min(plot_h - 44, 320)),
-                                         y=max(0.5, 1 - 44 / max(plot_h, 1)), yanchor="top", ypad=0))]
-    pos_r = {int(p): k for k, p in enumerate(rows)}
-    pos_c = {int(p): k for k, p in enumerate(cols)}
-    rx = [pos_c[int(pair.cand_best_index[i])] for i in rows if int(pair.cand_best_index[i]) in pos_c]
-    ry = [pos_r[int(i)] for i in rows if int(pair.cand_best_index[i]) in pos_c]
-    cx = [pos_c[int(j)] for j in cols if int(pair.ref_best_index[j]) in pos_r]
-    cy = [pos_r[int(pair.ref_best_index[j])] for j in cols if int(pair.ref_best_index[j]) in pos_r]
-    ring = max(8, int(size["cell"] * 0.8))
-    data.append(dict(type="scatter", x=rx, y=ry, mode="markers", hoverinfo="skip",
-                     name="row max: the candidate token's best match (P)",
-                     marker=dict(symbol="circle-open", size=ring, color=ROW_MAX_COLOR, line=dict(width=2))))
-    data.append(dict(type="scatter", x=cx, y=cy, mode="markers", hoverinfo="skip",
-                     name="column max: the reference token's best match (R)",
-                     marker=dict(symbol="x-thin-open", size=max(5, int(size["cell"] * 0.42)), color=COL_MAX_COLOR,
-                                 line=dict(width=2))))
+    data = [dict(type="heatmap", z=z, x0=off[1], dx=1, y0=off[0], dy=1, **hover, colorscale=COLORSCALE,
+                 zmin=float(min(0.0, z.min())) if z.size else 0.0, zmax=1.0, xgap=int(mode != "positions"),
+                 ygap=int(mode != "positions"), name="similarity",
+                 colorbar=_colorbar(bar_title, size["height"] - size["top"] - size["bottom"]))]
+    data += _max_markers(pair, r_pos, c_pos, off, size["cell"])
     sep = dict(color="rgba(0,0,0,0.25)", width=1)
-    shapes = ([dict(type="line", x0=b, x1=b, y0=0, y1=1, xref="x", yref="paper", line=sep) for b in xa.word_bounds]
-              + [dict(type="line", y0=b, y1=b, x0=0, x1=1, yref="y", xref="paper", line=sep)
+    shapes = ([dict(type="line", x0=b + off[1], x1=b + off[1], y0=0, y1=1, xref="x", yref="paper", line=sep)
+               for b in xa.word_bounds]
+              + [dict(type="line", y0=b + off[0], y1=b + off[0], x0=0, x1=1, yref="y", xref="paper", line=sep)
                  for b in ya.word_bounds])
     # window mode: where the window a token's vector comes from changes (dashed), on both axes
-    col_cuts, row_cuts = window_cut_cells(pair.ref, cols), window_cut_cells(pair.cand, rows)
+    col_cuts = [c + off[1] for c in window_cut_cells(pair.ref, c_pos)]
+    row_cuts = [c + off[0] for c in window_cut_cells(pair.cand, r_pos)]
     win_shapes, win_traces = window_lines(
         col_cuts, row_cuts, "window boundary: the vectors on either side come from different windows")
-    shapes += win_shapes
-    data += win_traces
+    region = (len(r_pos), len(c_pos)) != full
     if title is None:
-        p, r, f = (float(x) for x in pair.scores)
-        kind = "rescaled" if pair.rescaled is not None else "raw"
-        title = (f"P {p:.4f} · R {r:.4f} · F1 {f:.4f} ({kind})<br><span style='font-size:11px'>"
-                 f"{esc(pair.signature.model)}, layer {pair.signature.layer}, "
-                 f"{'idf' if pair.signature.idf else 'no idf'}</span>")
-    width, height = size["width"], size["height"]
-    vis_c, vis_r = len(cols), len(rows)
-    if max_width is not None and width > max_width:
-        width = int(max_width)
-        vis_c = max(1, (width - size["left"] - size["right"]) // size["cell"])
-    if max_height is not None and height > max_height:
-        height = int(max_height)
-        vis_r = max(1, (height - size["top"] - size["bottom"]) // size["cell"])
-    windowed = (vis_c, vis_r) != (len(cols), len(rows))
+        note = (f" · tokens {off[0] + 1}–{off[0] + len(r_pos)} of {full[0]} × {off[1] + 1}–{off[1] + len(c_pos)} "
+                f"of {full[1]}") if region else ""
+        title = _title(pair, note)
+    meta = {"shape": [len(r_pos), len(c_pos)], "full_shape": list(full), "window": [len(r_pos), len(c_pos)],
+            "windowed": False, "hover": "positions" if mode == "positions" else "tokens", "cell": size["cell"],
+            "region": {"rows": [off[0], off[0] + len(r_pos)], "cols": [off[1], off[1] + len(c_pos)]} if region
+            else None, "window_cuts": {"rows": row_cuts, "cols": col_cuts}}
+    layout = _heat_layout(title, size, xa, ya, off, (len(r_pos), len(c_pos)), shapes + win_shapes, meta)
+    return go.Figure(data=data + win_traces, layout=layout)
+
+
+# --- the overview of a long pair ----------------------------------------------------------------------------------
+def _number_ticks(n: int) -> tuple[list[int], list[str]]:
+    """Tick places (from 0) and labels (token numbers from 1) for an axis of ``n`` tokens: about ten."""
+    step = next((s for s in (10, 20, 25, 50, 100, 200, 250, 500, 1000) if n / s <= 12), 1000)
+    vals = [0] + [t - 1 for t in range(step, n + 1, step)]
+    return vals, [str(v + 1) for v in vals]
+
+
+def overview_figure(pair: PairExplanation, show_special: bool = False, rescaled: bool | None = None,
+                    region: tuple[tuple[int, int], tuple[int, int]] | None = None, title: str | None = None,
+                    blocks: int = OVERVIEW_CELLS):
+    """The whole matrix of a long pair at a glance: each cell the **maximum** similarity over a block of
+    ``b x b`` tokens (``b`` the smallest that gives at most ``blocks`` cells a side), so that strong matches stay
+    visible; window boundaries dashed; ``region`` (rows, columns as ``(start, stop)`` over the shown tokens)
+    outlined. Axes are token numbers (from 1), in the coordinates of :func:`heatmap_figure`.
+
+    Returns:
+        ``plotly.graph_objects.Figure``; ``fig.layout.meta``: ``overview`` True, ``block``, ``aggregate``
+        ("max"), ``shape`` (tokens a side), ``window_cuts``.
+    """
+    values, b_f = cell_values(pair, rescaled)
+    rows, cols = shown_positions(pair.cand, show_special), shown_positions(pair.ref, show_special)
+    sub = values[np.ix_(rows, cols)]
+    n_r, n_c = sub.shape
+    block = max(1, -(-max(n_r, n_c, 1) // max(1, blocks)))
+    z = block_max(sub, block)
+    r0, c0 = np.arange(z.shape[0]) * block, np.arange(z.shape[1]) * block
+    r1, c1 = np.minimum(r0 + block, n_r), np.minimum(c0 + block, n_c)
+    custom = np.stack(np.broadcast_arrays(r0[:, None] + 1, r1[:, None], c0[None, :] + 1, c1[None, :]), axis=-1)
+    px = max(3, min(16, OVERVIEW_PX // max(1, *z.shape)))
+    sim_name = "rescaled similarity" if b_f is not None else "cosine similarity"
+    top, left, bottom, right = 96, 70, 76, 130
+    plot_w, plot_h = px * z.shape[1], px * z.shape[0]
+    data = [dict(type="heatmap", z=z, x0=(block - 1) / 2, dx=block, y0=(block - 1) / 2, dy=block, customdata=custom,
+                 hovertemplate=("candidate tokens %{customdata[0]}–%{customdata[1]} · reference tokens "
+                                "%{customdata[2]}–%{customdata[3]}<br>largest " + sim_name
+                                + " in the block %{z:.4f}<extra></extra>"),
+                 colorscale=COLORSCALE, zmin=float(min(0.0, z.min())) if z.size else 0.0, zmax=1.0, name="block max",
+                 colorbar=_colorbar("largest value<br>in each block", plot_h))]
+    col_cuts, row_cuts = window_cut_cells(pair.ref, cols), window_cut_cells(pair.cand, rows)
+    shapes, traces = window_lines(col_cuts, row_cuts, "window boundary (window mode)")
+    if region is not None:
+        (a, b), (c, d) = region
+        shapes.append(dict(type="rect", x0=c - 0.5, x1=d - 0.5, y0=a - 0.5, y1=b - 0.5, xref="x", yref="y",
+                           line=dict(color=ROW_MAX_COLOR, width=2), name="region"))
+    xv, xt = _number_ticks(n_c)
+    yv, yt = _number_ticks(n_r)
     layout = dict(
-        title=dict(text=title, x=0, xanchor="left", xref="paper", y=1, yref="container", yanchor="top",
-                   pad=dict(t=12), font=dict(size=14)), shapes=shapes,
-        height=height, width=width, plot_bgcolor="white", dragmode="pan" if windowed else "zoom",
-        meta={"window": [int(vis_r), int(vis_c)], "shape": [len(rows), len(cols)], "windowed": windowed,
-              "hover": "positions" if minimal else "tokens",
-              "window_cuts": {"rows": row_cuts, "cols": col_cuts}},
-        margin=dict(t=size["top"], b=size["bottom"], l=size["left"], r=size["right"], autoexpand=False),
+        title=dict(text=title or _title(pair, f" · overview: each cell the largest value over {block} × {block} "
+                                              "tokens"),
+                   x=0, xanchor="left", xref="paper", y=1, yref="container", yanchor="top", pad=dict(t=12),
+                   font=dict(size=14)),
+        shapes=shapes, width=max(560, left + right + plot_w), height=top + bottom + max(plot_h, 150),
+        plot_bgcolor="white", margin=dict(t=top, b=bottom, l=left, r=right, autoexpand=False),
         legend=dict(orientation="h", x=0, y=0, yref="container", yanchor="bottom", font=dict(size=11)),
-        xaxis=dict(title=dict(text="reference tokens", standoff=6), side="top", tickvals=xa.tickvals,
-                   ticktext=xa.ticktext, tickangle=x_angle(size["cell"]), showgrid=False, zeroline=False,
-                   range=[-0.5, vis_c - 0.5], automargin=False),
-        yaxis=dict(title=dict(text="candidate tokens", standoff=6), tickvals=ya.tickvals, ticktext=ya.ticktext,
-                   range=[vis_r - 0.5, -0.5], showgrid=False, zeroline=False, automargin=False),
-    )
-    return go.Figure(data=data, layout=layout)
+        meta={"overview": True, "block": block, "aggregate": "max", "shape": [n_r, n_c], "window": [n_r, n_c],
+              "windowed": False, "window_cuts": {"rows": row_cuts, "cols": col_cuts}},
+        xaxis=dict(title=dict(text="reference token", standoff=4), side="top", tickvals=xv, ticktext=xt,
+                   range=[-0.5, n_c - 0.5], showgrid=False, zeroline=False, automargin=False),
+        yaxis=dict(title=dict(text="candidate token", standoff=4), tickvals=yv, ticktext=yt,
+                   range=[n_r - 0.5, -0.5], showgrid=False, zeroline=False, automargin=False))
+    return go.Figure(data=data + traces, layout=layout)
 
 
-_PALETTE: list[str] = []
-ALIGN_SCALE = "RdYlBu"
+# --- the alignment -------------------------------------------------------------------------------------------------
+#: Vertical layout of the alignment, in pixels: a panel's heading, a label's line, the links between the
+#: candidate row and the reference row of a band, the space between bands.
+PANEL_HEAD, LABEL_PX, LINK_PX, BAND_GAP = 36, 20, 66, 22
+ALIGN_MARGIN = dict(t=8, b=8, l=84, r=120)
 
 
 def _palette(n: int = 64) -> list[str]:
     """``n`` colours sampled once from :data:`ALIGN_SCALE` (red = weak match, blue = strong)."""
     if not _PALETTE:
-
         _PALETTE.extend(sample_colorscale(ALIGN_SCALE, list(np.linspace(0.0, 1.0, n))))
     return _PALETTE
 
 
+def _weak(side, pos: np.ndarray, best: np.ndarray) -> np.ndarray:
+    """The real tokens among ``pos`` whose match is in the weakest fifth of that side's."""
+    out = np.zeros(len(pos), dtype=bool)
+    real_k = np.flatnonzero(~side.special[pos])
+    if len(real_k):
+        vals = best[pos[real_k]]
+        out[real_k] = vals <= np.quantile(vals, 0.2)
+    return out
+
+
+def _band_rows(n_lines: int, height: float) -> dict:
+    """y (pixels from the bottom) of the candidate and reference row of every band, in both panels."""
+    band = 2 * LABEL_PX + LINK_PX + BAND_GAP
+    rows = {}
+    for k, letter in enumerate(("P", "R")):
+        top = height - k * (PANEL_HEAD + n_lines * band) - PANEL_HEAD
+        cand = [top - b * band - LABEL_PX for b in range(n_lines)]
+        rows[letter] = {"cand": cand, "ref": [y - LINK_PX for y in cand], "head": top + PANEL_HEAD / 2}
+    return rows
+
+
+def _link_traces(letter: str, edges: list, values: list, colour, lo: float, hi: float, n_bins: int) -> list[dict]:
+    """One trace per similarity bin and kind of line (within a band: solid; to another band: dotted)."""
+    bins = np.linspace(lo, hi, n_bins + 1)
+    which = np.clip(np.searchsorted(bins, values, side="right") - 1, 0, n_bins - 1)
+    traces = []
+    for cross in (True, False):  # links to another band under the others
+        for b in range(n_bins):
+            xs, ys = [], []
+            for ((x0, y0), (x1, y1), other_band), k in zip(edges, which):
+                if k == b and other_band == cross:
+                    xs += [x0, x1, None]
+                    ys += [y0, y1, None]
+            if xs:
+                traces.append(dict(type="scatter", x=xs, y=ys, mode="lines", hoverinfo="skip", showlegend=False,
+                                   name=f"{letter} links", line=dict(color=colour((bins[b] + bins[b + 1]) / 2),
+                                                                     width=1.4 if cross else 2,
+                                                                     dash="dot" if cross else "solid")))
+    return traces
+
+
+def _node_trace(name: str, lay, ys: list, hover: list, mcol: list, tcol: list, above: bool) -> dict:
+    return dict(type="scatter", x=lay.x.tolist(), y=[ys[int(b)] for b in lay.line], mode="markers+text",
+                name=name, text=[esc(t) for t in lay.labels], textposition="top center" if above else "bottom center",
+                textfont=dict(color=tcol, size=12), hovertext=hover, hoverinfo="text", showlegend=False,
+                marker=dict(size=9, color=mcol, line=dict(width=1, color="#666666")))
+
+
+def _panel(letter: str, pair, lay, rows: dict, best: dict, colour, weak: dict, sim_name: str) -> tuple[list, list]:
+    """One panel: precision (each candidate token to its best reference token) or recall (each reference token
+    to its best candidate token). Returns ``(link edges with their values, node traces)``."""
+    src_is_cand = letter == "P"
+    src, dst = (pair.cand, pair.ref) if src_is_cand else (pair.ref, pair.cand)
+    s_lay, d_lay = (lay.cand, lay.ref) if src_is_cand else (lay.ref, lay.cand)
+    s_rows, d_rows = (rows["cand"], rows["ref"]) if src_is_cand else (rows["ref"], rows["cand"])
+    best_idx = pair.cand_best_index if src_is_cand else pair.ref_best_index
+    contrib = pair.cand_contribution if src_is_cand else pair.ref_contribution
+    d_at = {int(p): (float(x), int(b)) for p, x, b in zip(d_lay.nodes, d_lay.x, d_lay.line)}
+    edges = []
+    for p, x, b in zip(s_lay.nodes.tolist(), s_lay.x.tolist(), s_lay.line.tolist()):
+        q = int(best_idx[p])
+        if not src.special[p] and q in d_at:
+            edges.append((((x, s_rows[b]), (d_at[q][0], d_rows[d_at[q][1]]), d_at[q][1] != b), best[letter][p]))
+    traces = []
+    for side, s_lay_, ys, is_src, name in ((pair.cand, lay.cand, rows["cand"], src_is_cand, "candidate"),
+                                           (pair.ref, lay.ref, rows["ref"], not src_is_cand, "reference")):
+        hover, mcol, tcol = [], [], []
+        for k, p in enumerate(s_lay_.nodes.tolist()):
+            label = f"{name} <b>{esc(token_label(side, p))}</b> [{esc(side.tokens[p])}]"
+            if side.special[p]:
+                hover.append(f"{name} special token {esc(side.tokens[p])} (weight 0, matchable)")
+                mcol.append("#bdbdbd")
+                tcol.append("#888888")
+            elif is_src:
+                q = int(best_idx[p])
+                hover.append(f"{label} idf {side.weights[p]:.3f}<br>best match {esc(token_label(dst, q))} "
+                             f"[{esc(dst.tokens[q])}]<br>{sim_name} {best[letter][p]:.4f} · contribution to "
+                             f"{letter} {contrib[p]:.4f}")
+                mcol.append(colour(best[letter][p]))
+                tcol.append("#c0392b" if weak[letter][k] else "#262730")
+            else:
+                hover.append(label)
+                mcol.append("#e0e0e0")
+                tcol.append("#262730")
+        traces.append(_node_trace(f"{letter} {name}", s_lay_, ys, hover, mcol, tcol, name == "candidate"))
+    return edges, traces
+
+
 def alignment_figure(pair: PairExplanation, show_special: bool = False, merge_words: bool = False,
                      rescaled: bool | None = None, n_bins: int = 8, max_width: int | None = None):
-    """The two sentences as rows of tokens, a line from each token to its best match on the other side.
+    """The two sentences as rows of tokens, a line from each token to its best match on the other side, wrapped
+    onto as many bands as the width needs: every token and every line in view.
 
     Upper panel (precision): each candidate token to its best reference token. Lower panel (recall): each
-    reference token to its best candidate token. Lines and token markers are coloured by the similarity of the
+    reference token to its best candidate token. In each band the candidate's line sits above the reference's;
+    a link to a token on another band is dotted. Lines and token markers are coloured by the similarity of the
     match (rescaled with the F baseline when rescaling is on, as in the heatmap; red = weak, blue = strong), and
     the weakest fifth of each side's matches are labelled in red. Special tokens are drawn (grey) when shown,
     or when they are a real token's best match.
 
     Args:
-        merge_words: pieces of one word sit closer together and the word is labelled once (pieces on hover).
+        merge_words: each word labelled once, its pieces closer together (pieces on hover); words never split.
         n_bins: similarity bins for the line colours (one trace per bin keeps the figure light).
-        max_width: pixel limit (None = grow with the sentences); a longer pair shows its first tokens, drag to pan.
-    """
+        max_width: the figure's width in pixels (default :data:`ALIGN_WIDTH`): the sentences wrap to fit it.
 
+    Returns:
+        ``plotly.graph_objects.Figure`` in pixel coordinates; ``fig.layout.meta``: ``lines`` (bands),
+        ``rows`` (y of each band's candidate and reference row, per panel), ``windowed`` False.
+    """
     values, b_f = cell_values(pair, rescaled)
     n_c, n_r = values.shape
-    c_best = values[np.arange(n_c), pair.cand_best_index] if n_c else np.zeros(0)
-    r_best = values[pair.ref_best_index, np.arange(n_r)] if n_r else np.zeros(0)
-    c_shown, r_shown = shown_positions(pair.cand, show_special), shown_positions(pair.ref, show_special)
-    # specials that are the best match of a shown real token stay visible (they take part in the matching)
-    c_nodes = np.array(sorted(set(c_shown.tolist()) | {int(i) for i in pair.ref_best_index[r_shown]
-                                                        if pair.cand.special[int(i)]}), dtype=np.int64)
-    r_nodes = np.array(sorted(set(r_shown.tolist()) | {int(j) for j in pair.cand_best_index[c_shown]
-                                                        if pair.ref.special[int(j)]}), dtype=np.int64)
-
-    def labels(side: TokenSide, pos: np.ndarray) -> list[str]:
-        out, last = [], None
-        for p in pos:
-            w = side.word_index[p]
-            if merge_words and w >= 0:
-                out.append("" if w == last else
-                           esc("".join(token_label(side, int(q)) for q in np.flatnonzero(side.word_index == w))))
-            else:
-                out.append(esc(token_label(side, int(p))))
-            last = w
-        return out
-
-    c_lab, r_lab = labels(pair.cand, c_nodes), labels(pair.ref, r_nodes)
-
-    def slots(side: TokenSide, pos: np.ndarray, texts: list[str]) -> np.ndarray:
-        """x of each token in pixels: neighbours are spaced by their label widths (7 px a character)."""
-        xs, x, last, last_w = [], 0.0, None, 0.0
-        for k, p in enumerate(pos):
-            w = side.word_index[p]
-            width = 7.0 * len(html.unescape(texts[k])) if texts[k] else 0.0
-            if k:
-                same_word = merge_words and w >= 0 and w == last
-                x += 16.0 if same_word else max(30.0, (last_w + width) / 2 + 12)
-            xs.append(x)
-            last, last_w = w, (width if texts[k] or not merge_words else last_w)
-        return np.asarray(xs, dtype=np.float64)
-
-    cx, rx = slots(pair.cand, c_nodes, c_lab), slots(pair.ref, r_nodes, r_lab)
-    span = max(cx[-1] if len(cx) else 0.0, rx[-1] if len(rx) else 0.0)
-    cx = cx + (span - (cx[-1] if len(cx) else 0.0)) / 2
-    rx = rx + (span - (rx[-1] if len(rx) else 0.0)) / 2
-    cpos = {int(p): x for p, x in zip(c_nodes, cx)}
-    rpos = {int(p): x for p, x in zip(r_nodes, rx)}
-
-    real = np.concatenate([c_best[~pair.cand.special], r_best[~pair.ref.special]])
+    best = {"P": values[np.arange(n_c), pair.cand_best_index] if n_c else np.zeros(0),
+            "R": values[pair.ref_best_index, np.arange(n_r)] if n_r else np.zeros(0)}
+    width = int(max_width or ALIGN_WIDTH)
+    lay = alignment_layout(pair, show_special, merge_words, wrap=max(200.0, width - ALIGN_MARGIN["l"]
+                                                                     - ALIGN_MARGIN["r"] - 20), char=CHAR_PX)
+    real = np.concatenate([best["P"][~pair.cand.special], best["R"][~pair.ref.special]])
     lo = float(real.min()) if real.size else 0.0
     hi = float(max(real.max(), lo + 1e-6)) if real.size else 1.0
     pal = _palette()
@@ -302,93 +501,38 @@ def alignment_figure(pair: PairExplanation, show_special: bool = False, merge_wo
     def colour(v: float) -> str:
         return pal[int(round(min(1.0, max(0.0, (v - lo) / (hi - lo))) * (len(pal) - 1)))]
 
-    def weak(side: TokenSide, pos: np.ndarray, best: np.ndarray) -> np.ndarray:
-        out = np.zeros(len(pos), dtype=bool)
-        real_k = np.flatnonzero(~side.special[pos])
-        if len(real_k):
-            vals = best[pos[real_k]]
-            out[real_k] = vals <= np.quantile(vals, 0.2)
-        return out
-
+    band = 2 * LABEL_PX + LINK_PX + BAND_GAP
+    height = 2 * (PANEL_HEAD + lay.n_lines * band)
+    rows = _band_rows(lay.n_lines, height)
+    weak = {"P": _weak(pair.cand, lay.cand.nodes, best["P"]), "R": _weak(pair.ref, lay.ref.nodes, best["R"])}
     sim_name = "rescaled similarity" if b_f is not None else "cosine"
-    c_weak, r_weak = weak(pair.cand, c_nodes, c_best), weak(pair.ref, r_nodes, r_best)
-    traces = []
-    # panel offset: precision panel on y 2..3, recall panel on y 0..1; candidate row on top in both
-    panels = (
-        (3.0, pair.cand, c_nodes, cpos, pair.cand_best_index, c_best, pair.cand_contribution, rpos, pair.ref, "P"),
-        (1.0, pair.ref, r_nodes, rpos, pair.ref_best_index, r_best, pair.ref_contribution, cpos, pair.cand, "R"),
-    )
-    for top, src, src_nodes, src_pos, best_idx, best, contrib, dst_pos, dst, letter in panels:
-        src_is_cand = src is pair.cand
-        y_src, y_dst = (top, top - 1.0) if src_is_cand else (top - 1.0, top)
-        bins = np.linspace(lo, hi, n_bins + 1)
-        edges = [(int(p), int(best_idx[p])) for p in src_nodes if not src.special[p] and int(best_idx[p]) in dst_pos]
-        which = np.clip(np.searchsorted(bins, [best[p] for p, _ in edges], side="right") - 1, 0, n_bins - 1)
-        for b in range(n_bins):
-            xs, ys = [], []
-            for (p, q), k in zip(edges, which):
-                if k == b:
-                    xs += [src_pos[p], dst_pos[q], None]
-                    ys += [y_src, y_dst, None]
-            if xs:
-                traces.append(dict(type="scatter", x=xs, y=ys, mode="lines", hoverinfo="skip", showlegend=False,
-                                   line=dict(color=colour((bins[b] + bins[b + 1]) / 2), width=2)))
-        for side, nodes_, xs_, lab, wk in ((pair.cand, c_nodes, cx, c_lab, c_weak),
-                                           (pair.ref, r_nodes, rx, r_lab, r_weak)):
-            is_src = side is src
-            name = "candidate" if side is pair.cand else "reference"
-            y = y_src if is_src else y_dst
-            hover, mcol, tcol = [], [], []
-            for k, p in enumerate(nodes_):
-                p = int(p)
-                if side.special[p]:
-                    hover.append(f"{name} special token {esc(side.tokens[p])} (weight 0, matchable)")
-                    mcol.append("#bdbdbd")
-                    tcol.append("#888888")
-                elif is_src:
-                    q = int(best_idx[p])
-                    hover.append(f"{name} <b>{esc(token_label(side, p))}</b> [{esc(side.tokens[p])}] idf "
-                                 f"{side.weights[p]:.3f}<br>best match {esc(token_label(dst, q))} "
-                                 f"[{esc(dst.tokens[q])}]"
-                                 f"<br>{sim_name} {best[p]:.4f} · contribution to {letter} {contrib[p]:.4f}")
-                    mcol.append(colour(best[p]))
-                    tcol.append("#c0392b" if wk[k] else "#262730")
-                else:
-                    hover.append(f"{name} <b>{esc(token_label(side, p))}</b> [{esc(side.tokens[p])}]")
-                    mcol.append("#e0e0e0")
-                    tcol.append("#262730")
-            traces.append(dict(
-                type="scatter", x=xs_, y=[y] * len(nodes_), mode="markers+text", text=lab,
-                textposition="top center" if y == top else "bottom center", textfont=dict(color=tcol, size=12),
-                hovertext=hover, hoverinfo="text", showlegend=False,
-                marker=dict(size=9, color=mcol, line=dict(width=1, color="#666666"))))
+    traces, annotations = [], []
+    for letter, text in (("P", "<b>Precision</b>: each candidate token → its best reference token"),
+                         ("R", "<b>Recall</b>: each reference token → its best candidate token")):
+        edges, nodes = _panel(letter, pair, lay, rows[letter], best, colour, weak, sim_name)
+        traces += _link_traces(letter, [e for e, _ in edges], [v for _, v in edges], colour, lo, hi, n_bins)
+        traces += nodes
+        annotations.append(dict(x=0, y=rows[letter]["head"], xref="paper", yref="y", xanchor="left",
+                                showarrow=False, font=dict(size=12), text=text))
     # an invisible trace carries the colour bar of the line/marker colours
     traces.append(dict(type="scatter", x=[None], y=[None], mode="markers", hoverinfo="skip", showlegend=False,
                        marker=dict(color=[lo, hi], cmin=lo, cmax=hi, colorscale=ALIGN_SCALE, showscale=True,
                                    colorbar=dict(title=dict(text=sim_name, side="top", font=dict(size=11)),
-                                                 thickness=12, lenmode="pixels", len=260))))
-    margin_px = 150  # y labels, colour bar
-    width = int(margin_px + span + 80)
-    x_range = [-40.0, span + 40.0]
-    windowed = max_width is not None and width > max_width
-    if windowed:
-        width = int(max_width)
-        x_range = [-40.0, width - margin_px - 40.0]
-    annotations = [
-        dict(x=0, y=3.55, xref="paper", yref="y", xanchor="left", showarrow=False, font=dict(size=12),
-             text="<b>Precision</b>: each candidate token → its best reference token"),
-        dict(x=0, y=1.55, xref="paper", yref="y", xanchor="left", showarrow=False, font=dict(size=12),
-             text="<b>Recall</b>: each reference token → its best candidate token"),
-    ]
+                                                 thickness=12, lenmode="pixels", len=min(260, height - 40),
+                                                 y=1, yanchor="top"))))
+    plot_w = max(lay.width, 1.0) + 20
+    ticks = [(rows[k][s][b], name) for k in ("P", "R") for b in range(lay.n_lines)
+             for s, name in (("cand", "candidate"), ("ref", "reference"))]
     layout = dict(
-        height=560, width=width if (windowed or width > 1100) else None, plot_bgcolor="white",
-        annotations=annotations, dragmode="pan" if windowed else "zoom",
-        meta={"windowed": bool(windowed)},
-        margin=dict(t=10, b=10, l=80, r=10), hoverlabel=dict(align="left"),
-        xaxis=dict(visible=False, range=x_range),
-        yaxis=dict(range=[-0.6, 3.7], tickvals=[0, 1, 2, 3],
-                   ticktext=["reference", "candidate", "reference", "candidate"], showgrid=False, zeroline=False,
-                   fixedrange=True))
+        height=int(height + ALIGN_MARGIN["t"] + ALIGN_MARGIN["b"]),
+        width=int(plot_w + ALIGN_MARGIN["l"] + ALIGN_MARGIN["r"]), plot_bgcolor="white",
+        annotations=annotations, dragmode=False, margin=dict(**ALIGN_MARGIN, autoexpand=False),
+        hoverlabel=dict(align="left"),
+        meta={"windowed": False, "lines": lay.n_lines, "rows": rows, "tokens": [len(lay.cand.nodes),
+                                                                                 len(lay.ref.nodes)]},
+        xaxis=dict(visible=False, range=[-10, plot_w - 10], fixedrange=True),
+        yaxis=dict(range=[0, height], tickvals=[t for t, _ in ticks], ticktext=[n for _, n in ticks],
+                   showgrid=False, zeroline=False, fixedrange=True))
     return go.Figure(data=traces, layout=layout)
 
 
@@ -406,12 +550,13 @@ def figure_html(fig, title: str | None = None, pair: PairExplanation | None = No
     if title:
         head += f"<h1>{html.escape(title)}</h1>\n"
     if pair is not None:
-        p, r, f = (float(x) for x in pair.scores)
+        p, r, f = pair.scores
         kind = "rescaled " if pair.rescaled is not None else ""
         head += ("<table>"
                  f"<tr><th>Candidate</th><td>{html.escape(pair.candidate)}</td></tr>"
                  f"<tr><th>Reference</th><td>{html.escape(pair.reference)}</td></tr>"
-                 f"<tr><th>BERTScore ({kind.strip() or 'raw'})</th><td>P {p:.4f} · R {r:.4f} · F1 {f:.4f}</td></tr>"
+                 f"<tr><th>BERTScore ({kind.strip() or 'raw'})</th><td>P {score_text(p)} · R {score_text(r)} · "
+                 f"F1 {score_text(f)}</td></tr>"
                  f"<tr><th>Signature</th><td><code>{html.escape(str(pair.signature))}</code></td></tr>"
                  "</table>\n")
     return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"

@@ -38,13 +38,12 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
-from bertscore_viz.app.ui import compare_view  # the Compare page's charts (plotly, no Streamlit); belongs in figures/
 from bertscore_viz.engine.results import MultiReferenceExplanation, PairExplanation
 from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.errors import BertScoreVizError, InputError
 from bertscore_viz.evaluation import compare
 from bertscore_viz.evaluation.significance import Significance, format_p
-from bertscore_viz.figures import plots
+from bertscore_viz.figures import compare_plots, plots
 from bertscore_viz.versions import __version__
 
 __all__ = ["DEFAULT_SEGMENTS", "MAX_SEGMENTS", "DEFAULT_MAX_BYTES", "FIGURE_WIDTH", "WHOLE_TOKENS", "OVERVIEW_CELLS",
@@ -287,7 +286,7 @@ def _significance(sig: Significance, randomization, fig: _Figures) -> str:
         rows = [[s.cluster, s.system, s.mean, s.wins, s.losses, f"{s.rank_low}–{s.rank_high}"] for s in sig.standings]
         out.append(f"<h3>Clusters</h3><p>{_ranking(sig)}</p>"
                    + _table(["Cluster", "System", sig.metric, "Wins", "Losses", "Rank range"], rows, {0, 2, 3, 4})
-                   + fig(figure_json(compare_view.pvalue_figure(sig))))
+                   + fig(figure_json(compare_plots.pvalue_figure(sig))))
         family = sig.family_text()
         matrix = [[a] + [format_p(p) for p in row] for a, row in zip(sig.systems, sig.matrix)]
         out.append("<details><summary>Pairwise p values as a table" + (f" ({_e(family)})" if family else "")
@@ -297,12 +296,12 @@ def _significance(sig: Significance, randomization, fig: _Figures) -> str:
 
 def _charts(ds, comparison: compare.Comparison, metric: str, pair, fig: _Figures) -> str:
     k = len(comparison.results)
-    points = max(200, min(compare_view.MAX_POINTS, CHART_VALUES // max(1, k)))
-    charts = [compare_view.distribution_figure(comparison, metric, max_points=points),
-              compare_view.bucket_figure(compare.length_buckets(ds, comparison, metric), metric)]
+    points = max(200, min(compare_plots.MAX_POINTS, CHART_VALUES // max(1, k)))
+    charts = [compare_plots.distribution_figure(comparison, metric, max_points=points),
+              compare_plots.bucket_figure(compare.length_buckets(ds, comparison, metric), metric)]
     if pair is not None:
         ids = [_cut(s, _ID_CHARS) for s in ds.segment_ids]
-        charts.append(compare_view.scatter_figure(comparison, pair[0], pair[1], ids, metric))
+        charts.append(compare_plots.scatter_figure(comparison, pair[0], pair[1], ids, metric))
     return ('<h2>Charts</h2><div class="charts">' + "".join(f"<div>{fig(figure_json(c))}</div>" for c in charts)
             + "</div>" + ('<p class="muted">Points above the dotted diagonal: the system on the y axis scores higher '
                           "on that segment.</p>" if pair is not None else ""))

@@ -3,8 +3,9 @@
 ``heatmap_image`` draws what ``bert-score-show`` draws: the similarity matrix, candidate tokens as rows, reference
 tokens as columns, the value printed in each cell; plus our markers of each row's (○, precision) and column's
 (×, recall) best match, and a title with the scores and the signature. ``alignment_image`` draws the tokens of
-both sides with a line from each to its best match, coloured by similarity. Both use matplotlib's object API
-(no pyplot, no global backend state), so they are safe in a server with several sessions.
+both sides, wrapped onto bands as the page's alignment is, with a line from each to its best match, coloured by
+similarity. Both draw the whole pair (every token labelled while labels fit) within :data:`MAX_INCHES`. Both use
+matplotlib's object API (no pyplot, no global backend state), so they are safe in a server with several sessions.
 
 User text is drawn as typed: every text element has math parsing off (``$x$`` stays ``$x$``; ``$^$`` does not
 raise), and with "merge word pieces" the axes are labelled with words, as on the page. Characters the default
@@ -29,17 +30,21 @@ from matplotlib.figure import Figure
 from matplotlib.ft2font import FT2Font
 
 from bertscore_viz.engine.languages import script_of
-from bertscore_viz.engine.results import PairExplanation, TokenSide
+from bertscore_viz.engine.results import PairExplanation
 from bertscore_viz.errors import InputError
 from bertscore_viz.figures.cells import (
     WINDOW_RGB,
+    alignment_layout,
     axis_for,
     cell_values,
+    score_text,
     shown_positions,
-    token_label,
     window_cut_cells,
 )
 from bertscore_viz.figures.plots import ALIGN_SCALE, COL_MAX_COLOR, ROW_MAX_COLOR
+
+__all__ = ["ALIGN_FONT", "FORMATS", "FigureTooLarge", "MAX_INCHES", "MAX_TICK_LABELS", "MAX_TOKENS", "PNG_DPI",
+           "alignment_image", "cell_inches", "choose_fonts", "heatmap_image", "refusal"]
 
 FORMATS = ("png", "svg", "pdf")
 #: Resolution of PNG output (dots per inch).
@@ -184,9 +189,9 @@ def _save(fig, fmt: str) -> bytes:
 
 
 def _title(pair: PairExplanation) -> str:
-    p, r, f = (float(x) for x in pair.scores)
+    p, r, f = pair.scores
     kind = "rescaled " if pair.rescaled is not None else ""
-    return f"BERTScore {kind}P {p:.4f}  R {r:.4f}  F1 {f:.4f}\n{pair.signature}"
+    return f"BERTScore {kind}P {score_text(p)}  R {score_text(r)}  F1 {score_text(f)}\n{pair.signature}"
 
 
 def _plain(label: str) -> str:
@@ -194,18 +199,55 @@ def _plain(label: str) -> str:
     return html.unescape(label)
 
 
-def _word_labels(side: TokenSide, pos: np.ndarray, merge_words: bool) -> list[str]:
-    """One label per token shown; merged: the word on its first piece, nothing on the others."""
-    out, last = [], None
-    for p in pos:
-        w = side.word_index[p]
-        if merge_words and w >= 0:
-            word = "".join(token_label(side, int(q)) for q in np.flatnonzero(side.word_index == w))
-            out.append("" if w == last else word)
-        else:
-            out.append(token_label(side, int(p)))
-        last = w
-    return out
+# --- the heatmap ---------------------------------------------------------------------------------------------------
+def _draw_bounds(ax, pair: PairExplanation, xa, ya, cell: float) -> bool:
+    """Lines between words (merged view) and dashed window boundaries; whether there was a window boundary."""
+    for b in xa.word_bounds:
+        ax.axvline(b, color="black", alpha=0.25, lw=0.8 if cell >= 0.2 else 0.3)
+    for b in ya.word_bounds:
+        ax.axhline(b, color="black", alpha=0.25, lw=0.8 if cell >= 0.2 else 0.3)
+    col_cuts, row_cuts = window_cut_cells(pair.ref, xa.positions), window_cut_cells(pair.cand, ya.positions)
+    window_rgb = tuple(c / 255 for c in WINDOW_RGB)
+    for b in col_cuts:  # window mode: where a long text's vectors start coming from the next window
+        ax.axvline(b, color=window_rgb, ls="--", lw=1.5)
+    for b in row_cuts:
+        ax.axhline(b, color=window_rgb, ls="--", lw=1.5)
+    return bool(col_cuts or row_cuts)
+
+
+def _draw_values(ax, sub: np.ndarray) -> None:
+    """The value of every cell, white on dark cells (as bert-score-show prints them)."""
+    mid = 0.5 * (float(sub.max()) + float(sub.min())) if sub.size else 0.5
+    for a in range(sub.shape[0]):
+        for b in range(sub.shape[1]):
+            ax.text(b, a, f"{sub[a, b]:.3f}", ha="center", va="center", fontsize=7,
+                    color="white" if sub[a, b] > mid else "black")
+
+
+def _draw_markers(ax, pair: PairExplanation, rows: np.ndarray, cols: np.ndarray, cell: float,
+                  with_values: bool) -> None:
+    """The page's markers (figures/plots.py colours): a ring on each row's maximum (precision), a cross on each
+    column's (recall); with values printed the cross sits in the cell's top-right corner, covering no value. One
+    scatter per kind (not one artist per marker), sized to the cell."""
+    row_pos = {int(p): k for k, p in enumerate(rows)}
+    col_pos = {int(p): k for k, p in enumerate(cols)}
+    pts = cell * 72  # points per cell
+    p_marks = [(col_pos[int(j)], row_pos[i]) for i, j in enumerate(pair.cand_best_index)
+               if i in row_pos and int(j) in col_pos]
+    r_marks = [(col_pos[j], row_pos[int(i)]) for j, i in enumerate(pair.ref_best_index)
+               if j in col_pos and int(i) in row_pos]
+    if p_marks:
+        x, y = zip(*p_marks)
+        ax.scatter(x, y, s=(0.92 * pts) ** 2, facecolors="none", edgecolors=ROW_MAX_COLOR,
+                   linewidths=min(1.5, pts / 12), marker="o", label="row max (precision)")
+    if r_marks:
+        x, y = zip(*r_marks)
+        shift = 0.3 if with_values else 0.0
+        ax.scatter([v + shift for v in x], [v - shift for v in y], s=((0.25 if with_values else 0.6) * pts) ** 2,
+                   c=COL_MAX_COLOR, linewidths=min(1.5, pts / 14), marker="x", label="column max (recall)")
+    if p_marks or r_marks:
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12 if cell >= 0.2 else -0.05), ncol=2, fontsize=7,
+                  frameon=False, markerscale=min(1.0, 14 / max(pts, 1e-6)))
 
 
 def heatmap_image(pair: PairExplanation, fmt: str = "png", show_special: bool = False,
@@ -215,11 +257,14 @@ def heatmap_image(pair: PairExplanation, fmt: str = "png", show_special: bool = 
 
     Cells are rescaled with the F baseline when the explanation is rescaled (as bert-score-show does). With
     ``merge_words`` the axes are labelled with words (cells stay pieces), lines between words, as on the page.
-    Bounded work: the figure is at most :data:`MAX_INCHES` a side (cells shrink for long pairs; values, and then
-    some tick labels, are left out, and the title says so); a pair over :data:`MAX_TOKENS` tokens a side is
-    refused with :class:`FigureTooLarge`.
-    """
+    The whole pair is drawn and every token labelled up to :data:`MAX_TICK_LABELS` a side (every k-th above, the
+    title says so). Bounded work: the figure is at most :data:`MAX_INCHES` a side (cells shrink for long pairs;
+    values are left out below :data:`MIN_VALUE_CELL_INCHES`, the title says so).
 
+    Raises:
+        FigureTooLarge: over :data:`MAX_TOKENS` tokens a side.
+        InputError: an unknown format.
+    """
     fmt = _check_format(fmt)
     values, _ = cell_values(pair)
     ya, xa = axis_for(pair.cand, show_special, merge_words), axis_for(pair.ref, show_special, merge_words)
@@ -232,7 +277,8 @@ def heatmap_image(pair: PairExplanation, fmt: str = "png", show_special: bool = 
     step_x, step_y = _tick_step(len(xa.tickvals)), _tick_step(len(ya.tickvals))
     xticks = (xa.tickvals[::step_x], [_plain(t) for t in xa.ticktext[::step_x]])
     yticks = (ya.tickvals[::step_y], [_plain(t) for t in ya.ticktext[::step_y]])
-    label_size = 8 if cell >= 0.2 else max(3.0, cell * 72 * 0.8)
+    # labels fit their cell (80 % of its height in points), at most 8 pt, never below 3 pt
+    label_size = min(8.0, max(3.0, cell * 72 * 0.8))
     with_values = cell >= MIN_VALUE_CELL_INCHES
     notes = []
     if not with_values:
@@ -247,49 +293,14 @@ def heatmap_image(pair: PairExplanation, fmt: str = "png", show_special: bool = 
     ax.set_xticks(xticks[0], xticks[1], rotation=75, ha="right", parse_math=False, fontfamily=families,
                   fontsize=label_size)
     ax.set_yticks(yticks[0], yticks[1], parse_math=False, fontfamily=families, fontsize=label_size)
-    for b in xa.word_bounds:
-        ax.axvline(b, color="black", alpha=0.25, lw=0.8 if cell >= 0.2 else 0.3)
-    for b in ya.word_bounds:
-        ax.axhline(b, color="black", alpha=0.25, lw=0.8 if cell >= 0.2 else 0.3)
-    col_cuts, row_cuts = window_cut_cells(pair.ref, cols), window_cut_cells(pair.cand, rows)
-    window_rgb = tuple(c / 255 for c in WINDOW_RGB)
-    for b in col_cuts:  # window mode: where a long text's vectors start coming from the next window
-        ax.axvline(b, color=window_rgb, ls="--", lw=1.5)
-    for b in row_cuts:
-        ax.axhline(b, color=window_rgb, ls="--", lw=1.5)
-    if col_cuts or row_cuts:
+    if _draw_bounds(ax, pair, xa, ya, cell):
         notes.append("dashed: window boundaries (window mode)")
     ax.set_xlabel("reference tokens" + (" (words)" if merge_words else ""))
     ax.set_ylabel("candidate tokens" + (" (words)" if merge_words else ""))
     ax.tick_params(length=0)
-    mid = 0.5 * (float(sub.max()) + float(sub.min())) if sub.size else 0.5
-    row_pos = {int(p): k for k, p in enumerate(rows)}
-    col_pos = {int(p): k for k, p in enumerate(cols)}
     if with_values:
-        for a in range(sub.shape[0]):
-            for b in range(sub.shape[1]):
-                ax.text(b, a, f"{sub[a, b]:.3f}", ha="center", va="center", fontsize=7,
-                        color="white" if sub[a, b] > mid else "black")
-    # best matches: one scatter per kind (not one artist per marker), sized to the cell
-    pts = cell * 72  # points per cell
-    p_marks = [(col_pos[int(j)], row_pos[i]) for i, j in enumerate(pair.cand_best_index)
-               if i in row_pos and int(j) in col_pos]
-    r_marks = [(col_pos[j], row_pos[int(i)]) for j, i in enumerate(pair.ref_best_index)
-               if j in col_pos and int(i) in row_pos]
-    # the page's colours (figures/plots.py): a ring for a row's maximum (precision), a cross for a column's
-    # (recall); with values printed, the cross sits in the cell's top-right corner so that it covers no value
-    if p_marks:
-        x, y = zip(*p_marks)
-        ax.scatter(x, y, s=(0.92 * pts) ** 2, facecolors="none", edgecolors=ROW_MAX_COLOR,
-                   linewidths=min(1.5, pts / 12), marker="o", label="row max (precision)")
-    if r_marks:
-        x, y = zip(*r_marks)
-        shift = 0.3 if with_values else 0.0
-        ax.scatter([v + shift for v in x], [v - shift for v in y], s=((0.25 if with_values else 0.6) * pts) ** 2,
-                   c=COL_MAX_COLOR, linewidths=min(1.5, pts / 14), marker="x", label="column max (recall)")
-    if p_marks or r_marks:
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12 if cell >= 0.2 else -0.05), ncol=2, fontsize=7,
-                  frameon=False, markerscale=min(1.0, 14 / max(pts, 1e-6)))
+        _draw_values(ax, sub)
+    _draw_markers(ax, pair, rows, cols, cell, with_values)
     note = "\n" + "; ".join(notes) if notes else ""
     ax.set_title(title + note + (f"\n{_missing_note(missing)}" if missing else ""), fontsize=8, parse_math=False,
                  fontfamily=families, wrap=True)
@@ -298,66 +309,113 @@ def heatmap_image(pair: PairExplanation, fmt: str = "png", show_special: bool = 
         return _save(fig, fmt)
 
 
-def alignment_image(pair: PairExplanation, fmt: str = "png", show_special: bool = False,
-                    merge_words: bool = False) -> bytes:
-    """Candidate tokens on top, reference tokens below, a line from each token to its best match (with
-    ``merge_words``, each word labelled once, on its first piece)."""
+# --- the alignment -------------------------------------------------------------------------------------------------
+#: The alignment's label size (points) while it fits; smaller (down to 3 pt) when the bands would exceed
+#: :data:`MAX_INCHES`.
+ALIGN_FONT = 8.0
+#: The alignment's lines wrap at this width (inches) while the bands fit the height.
+ALIGN_WRAP_INCHES = 16.0
 
-    fmt = _check_format(fmt)
-    cand, ref = shown_positions(pair.cand, show_special), shown_positions(pair.ref, show_special)
-    _check_size(len(cand), len(ref))
-    c_lab, r_lab = _word_labels(pair.cand, cand, merge_words), _word_labels(pair.ref, ref, merge_words)
-    title = _title(pair) + ("\nsolid: candidate → best reference token (P); dashed: reference → best candidate "
-                            "token (R); blue = similar, red = dissimilar")
-    families, missing = _font_plan(c_lab + r_lab + [title])
-    n = max(len(cand), len(ref), 1)
-    width = min(MAX_INCHES, max(5.0, 0.75 * n))  # bounded: labels shrink, then thin out, for long pairs
-    per_token = width / n
-    label_size = 8 if per_token >= 0.3 else max(3.0, per_token * 72 * 0.9)
-    step = max(1, -(-n // MAX_TICK_LABELS))
-    fig = Figure(figsize=(width, 3.2))
-    ax = fig.add_subplot()
-    xc = {int(p): k * (n - 1) / max(1, len(cand) - 1) for k, p in enumerate(cand)}
-    xr = {int(p): k * (n - 1) / max(1, len(ref) - 1) for k, p in enumerate(ref)}
-    cmap = colormaps[ALIGN_SCALE]
-    # the page's colours: each match's value (rescaled with the F baseline when the pair is, as the heatmap), on the
-    # range of the real tokens' best matches (red = weak, blue = strong)
+
+def _align_fit(pair: PairExplanation, show_special: bool, merge_words: bool):
+    """The wrapped layout (units: points) and its font size: lines of :data:`ALIGN_WRAP_INCHES` (up to
+    :data:`MAX_INCHES` - 2 when the bands would not fit the height otherwise), bands within :data:`MAX_INCHES` in
+    height, the font shrinking (down to 3 pt) until they do."""
+    size = ALIGN_FONT
+    while True:
+        for wrap in (ALIGN_WRAP_INCHES * 72, (MAX_INCHES - 2.0) * 72):
+            lay = alignment_layout(pair, show_special, merge_words, wrap=wrap, char=0.62 * size, gap=0.9 * size,
+                                   piece=1.4 * size)
+            if lay.n_lines * _band_pt(size) <= (MAX_INCHES - 2.0) * 72:
+                return lay, size
+        if size <= 3.0:
+            return lay, size
+        size = max(3.0, size * 0.85)
+
+
+def _band_pt(size: float) -> float:
+    """Height of one band in points: a label line above the candidate row, the links, a label line below the
+    reference row, a gap."""
+    return 2 * 1.6 * size + 36 + 16
+
+
+def _align_values(pair: PairExplanation):
+    """Each match's value (rescaled with the F baseline when the pair is, as the heatmap) and the colour range of
+    the real tokens' best matches: ``(values, lo, span)``."""
     sims, _ = cell_values(pair)
     n_c, n_r = sims.shape
     c_best = sims[np.arange(n_c), pair.cand_best_index] if n_c else np.zeros(0)
     r_best = sims[pair.ref_best_index, np.arange(n_r)] if n_r else np.zeros(0)
     real = np.concatenate([c_best[~pair.cand.special], r_best[~pair.ref.special]])
     lo = float(real.min()) if real.size else 0.0
-    span = max(1e-6, (float(real.max()) if real.size else 1.0) - lo)
+    return sims, lo, max(1e-6, (float(real.max()) if real.size else 1.0) - lo)
 
-    solid = [((xc[i], 1), (xr[int(j)], 0), sims[i, int(j)]) for i, j in enumerate(pair.cand_best_index)
-             if i in xc and int(j) in xr]
-    dashed = [((xc[int(i)], 1), (xr[j], 0), sims[int(i), j]) for j, i in enumerate(pair.ref_best_index)
-              if j in xr and int(i) in xc]
-    for lines, lw, ls, alpha in ((solid, 1.4, "solid", 0.9), (dashed, 0.8, "dashed", 0.7)):
+
+def _align_axes(width: float, height: float, size: float):
+    """A figure whose axes draw one data unit as one point (the layout's units: labels spaced as measured), with
+    room for the row names on the left and the colour bar on the right: ``(figure, axes, colour bar axes)``."""
+    left, right, below, title = 70.0, 80.0, 1.6 * size + 8, 64.0
+    fig_w, fig_h = left + width + 8 + right, height + below + 8 + title
+    fig = Figure(figsize=(fig_w / 72, fig_h / 72))
+    plot_h = (height + below + 8) / fig_h
+    ax = fig.add_axes((left / fig_w, 0.0, (width + 8) / fig_w, plot_h))
+    ax.set_xlim(-4, width + 4)
+    ax.set_ylim(-below, height + 8)
+    bar_h = min(height + below, 200.0) / fig_h
+    cax = fig.add_axes(((left + width + 24) / fig_w, plot_h - bar_h, 10 / fig_w, bar_h))
+    return fig, ax, cax
+
+
+def alignment_image(pair: PairExplanation, fmt: str = "png", show_special: bool = False,
+                    merge_words: bool = False) -> bytes:
+    """The two sentences wrapped onto bands (as on the page), the candidate's line above the reference's in each,
+    a solid line from each candidate token to its best reference token (P) and a dashed one from each reference
+    token to its best candidate token (R), coloured by similarity. Every token is labelled (with ``merge_words``
+    each word once, on its first piece); at most :data:`MAX_INCHES` a side.
+
+    Raises:
+        FigureTooLarge: over :data:`MAX_TOKENS` tokens a side.
+        InputError: an unknown format.
+    """
+    fmt = _check_format(fmt)
+    _check_size(len(shown_positions(pair.cand, show_special)), len(shown_positions(pair.ref, show_special)))
+    lay, size = _align_fit(pair, show_special, merge_words)
+    title = _title(pair) + ("\nsolid: candidate → best reference token (P); dashed: reference → best candidate "
+                            "token (R); blue = similar, red = dissimilar")
+    families, missing = _font_plan(list(lay.cand.labels) + list(lay.ref.labels) + [title])
+    band = _band_pt(size)
+    height = lay.n_lines * band
+    y_c = [height - b * band - 1.6 * size for b in range(lay.n_lines)]
+    y_r = [y - 36 for y in y_c]
+    fig, ax, cax = _align_axes(lay.width, height, size)
+    sims, lo, span = _align_values(pair)
+    cmap = colormaps[ALIGN_SCALE]
+    at_c = {int(p): (float(x), y_c[int(b)]) for p, x, b in zip(lay.cand.nodes, lay.cand.x, lay.cand.line)}
+    at_r = {int(p): (float(x), y_r[int(b)]) for p, x, b in zip(lay.ref.nodes, lay.ref.x, lay.ref.line)}
+    solid = [(at_c[i], at_r[int(j)], sims[i, int(j)]) for i, j in enumerate(pair.cand_best_index)
+             if i in at_c and int(j) in at_r and not pair.cand.special[i]]
+    dashed = [(at_c[int(i)], at_r[j], sims[int(i), j]) for j, i in enumerate(pair.ref_best_index)
+              if j in at_r and int(i) in at_c and not pair.ref.special[j]]
+    for lines, lw, ls, alpha in ((solid, 1.2, "solid", 0.9), (dashed, 0.8, "dashed", 0.7)):
         if lines:  # one collection per kind, not one artist per line
-            ax.add_collection(LineCollection([(a, b) for a, b, _ in lines], colors=[cmap((v - lo) / span)
-                                                                                    for *_, v in lines],
-                                             linewidths=lw if n <= 200 else lw / 2, linestyles=ls, alpha=alpha))
-    for k, ((p, x), text) in enumerate(zip(xc.items(), c_lab)):
-        if k % step == 0:
-            ax.text(x, 1.04, text, rotation=60, ha="left", va="bottom", fontsize=label_size, parse_math=False,
-                    fontfamily=families)
-    for k, ((p, x), text) in enumerate(zip(xr.items(), r_lab)):
-        if k % step == 0:
-            ax.text(x, -0.04, text, rotation=60, ha="right", va="top", fontsize=label_size, parse_math=False,
-                    fontfamily=families)
-    if step > 1:
-        title += f"\nevery {step}th token labelled"
-    ax.set_ylim(-0.6, 1.6)
-    ax.set_xlim(-0.8, n - 0.2)
+            ax.add_collection(LineCollection([(a, b) for a, b, _ in lines], linestyles=ls, alpha=alpha,
+                                             colors=[cmap((v - lo) / span) for *_, v in lines],
+                                             linewidths=lw * min(1.0, size / ALIGN_FONT)))
+    for side, at, va, dy in ((lay.cand, at_c, "bottom", 0.3 * size), (lay.ref, at_r, "top", -0.3 * size)):
+        specials = pair.cand.special if side is lay.cand else pair.ref.special
+        for p, text in zip(side.nodes.tolist(), side.labels):
+            if text:
+                x, y = at[p]
+                ax.text(x, y + dy, text, ha="center", va=va, fontsize=size, parse_math=False, fontfamily=families,
+                        color="#888888" if specials[p] else "#262730")
+    for b in range(lay.n_lines):
+        ax.text(-6, y_c[b], "candidate", ha="right", va="center", fontsize=min(7.0, size), style="italic")
+        ax.text(-6, y_r[b], "reference", ha="right", va="center", fontsize=min(7.0, size), style="italic")
     ax.axis("off")
-    ax.text(-0.8, 1.0, "candidate", ha="right", va="center", fontsize=8, style="italic")
-    ax.text(-0.8, 0.0, "reference", ha="right", va="center", fontsize=8, style="italic")
     ax.set_title(title + (f"\n{_missing_note(missing)}" if missing else ""), fontsize=8, parse_math=False,
-                 fontfamily=families, wrap=True)
-
-    fig.colorbar(ScalarMappable(Normalize(lo, lo + span), cmap), ax=ax, shrink=0.8, pad=0.01,
-                 label="rescaled similarity" if pair.rescaled is not None else "cosine")
+                 fontfamily=families, loc="left")
+    bar = fig.colorbar(ScalarMappable(Normalize(lo, lo + span), cmap), cax=cax)
+    bar.set_label("rescaled similarity" if pair.rescaled is not None else "cosine", fontsize=8)
+    cax.tick_params(labelsize=7)
     with _LOCK:
         return _save(fig, fmt)

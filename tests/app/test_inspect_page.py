@@ -293,13 +293,21 @@ def test_changing_layer_idf_or_rescaling_costs_no_model_pass(monkeypatch):
     assert metrics(at) == first
 
 
-def test_long_input_is_truncated_with_a_warning():
+def test_a_truncated_pair_shows_one_box_without_api_advice(engine):
+    """Issue 30, item 4: a truncated pair showed three boxes (two engine warnings ending in advice for the Python
+    API and the command line, and the switch); now the switch's box says what was cut, for which text."""
     long_text = " ".join(["the quick brown fox jumps over the lazy dog"] * 70)  # ~630 tokens
     at = run_page(Settings())
     at = type_pair(at, long_text, "A fox jumps over a dog.")
     assert not at.exception
-    assert any("truncated" in w.value for w in at.warning)
     assert at.metric
+    assert not any("truncated" in w.value for w in at.warning)  # no separate warning box
+    ex = engine.explain(long_text, "A fox jumps over a dog.")
+    box = [c.value for c in at.caption if "were truncated" in c.value or "was truncated" in c.value]
+    assert len(box) == 1 and f"the candidate lost {ex.cand.dropped:,} tokens" in box[0]
+    assert [t.key for t in at.toggle if t.key == "long_texts_window"]
+    shown = " ".join(str(e.value) for kind in ("warning", "caption", "markdown", "info") for e in getattr(at, kind))
+    assert "long_texts=" not in shown and "--long_texts" not in shown and "CLI" not in shown
 
 
 def test_typed_texts_are_bounded_as_uploaded_cells_are():
@@ -320,3 +328,95 @@ def test_rescaling_a_pair_in_another_language_than_the_baseline_says_so():
     assert not at.exception, at.exception
     assert any(w.value.replace("\\", "").startswith("Rescaling uses the English (en) baseline, but the reference is "
                                                     "in") for w in at.warning)
+
+
+# --- the whole pair (issue 30) --------------------------------------------------------------------------------
+MAX_WIDTH = 940  # explain_view.MAX_WIDTH: the page's width figures fit
+
+
+def _spec(at: AppTest, key: str) -> dict:
+    return json.loads(next(el for el in at.get("plotly_chart") if el.key == key).proto.spec)
+
+
+def _styles(at: AppTest) -> str:
+    return " ".join(str(el.proto.body) for el in at.get("html"))
+
+
+def _long_pair(engine, n: int) -> tuple[str, str]:
+    from tests.unit.test_plots import mt_pair
+
+    return mt_pair(engine, n)
+
+
+def _real(side) -> list[str]:
+    return [side.display[i] for i in np.flatnonzero(~side.special)]
+
+
+def test_a_128_token_pair_is_drawn_whole_on_inspect(engine):
+    cand, ref = _long_pair(engine, 128)
+    ex = engine.explain(cand, ref)
+    at = type_pair(run_page(Settings()), cand, ref)
+    assert not at.exception
+    heat = _spec(at, "inspect_heatmap")
+    assert heat["layout"]["yaxis"]["ticktext"] == _real(ex.cand)
+    assert heat["layout"]["xaxis"]["ticktext"] == _real(ex.ref)
+    assert heat["layout"]["meta"]["shape"] == [128, 128] and not heat["layout"]["meta"]["windowed"]
+    assert not any("showing the first" in c.value for c in at.caption)
+    # drawn at its own size in a box that scrolls, never fitted to the column
+    width = heat["layout"]["width"]
+    assert width > 2000 and f".st-key-inspect_heatmap_fig{{width:{width}px !important" in _styles(at)
+    at.session_state["inspect_view"] = "Alignment"
+    at.run()
+    align = _spec(at, "inspect_alignment")
+    nodes = {t["name"]: t for t in align["data"] if t.get("mode") == "markers+text"}
+    assert nodes["P candidate"]["text"] == _real(ex.cand) and nodes["R reference"]["text"] == _real(ex.ref)
+    assert align["layout"]["width"] <= MAX_WIDTH and align["layout"]["meta"]["lines"] > 1
+    assert any("wrap onto" in c.value for c in at.caption)
+
+
+def test_a_long_pair_opens_on_the_overview_and_any_region_is_drawn_whole(engine):
+    cand, ref = _long_pair(engine, 300)
+    ex = engine.explain(cand, ref)
+    at = type_pair(run_page(Settings()), cand, ref)
+    assert not at.exception
+    overview = _spec(at, "inspect_heatmap")["layout"]
+    assert overview["meta"]["overview"] and overview["meta"]["shape"] == [300, 300]
+    assert any(c.value.startswith("Long pair (300 × 300 tokens): the whole matrix") for c in at.caption)
+    region = _spec(at, "inspect_region")["layout"]
+    assert region["meta"]["region"] == {"rows": [0, 128], "cols": [0, 128]}
+    assert region["yaxis"]["ticktext"] == _real(ex.cand)[:128]
+    at.slider(key="inspect_zoom_rows").set_value((151, 260)).run()
+    at.slider(key="inspect_zoom_cols").set_value((1, 300)).run()  # wider than drawn at full resolution
+    assert not at.exception
+    region = _spec(at, "inspect_region")["layout"]
+    assert region["meta"]["region"] == {"rows": [150, 260], "cols": [0, 200]}
+    assert region["yaxis"]["ticktext"] == _real(ex.cand)[150:260]
+    assert region["xaxis"]["ticktext"] == _real(ex.ref)[:200]
+    assert any("at most 200 a side" in c.value for c in at.caption)
+    rect = next(sh for sh in _spec(at, "inspect_heatmap")["layout"]["shapes"] if sh["type"] == "rect")
+    assert (rect["y0"], rect["y1"], rect["x0"], rect["x1"]) == (149.5, 259.5, -0.5, 199.5)
+
+
+def test_idf_with_one_reference_names_the_source_used_and_writes_n_a():
+    """Issue 30, item 4: the radio was preselected on "A pasted corpus" with nothing pasted, and the figure's title
+    said "R nan" where the tile says "n/a"."""
+    at = run_page(Settings(idf=True))
+    assert not at.exception
+    assert at.radio(key="inspect_idf_source").value == "The reference(s) of this pair"
+    assert any(c.value == "idf from the reference(s) of this pair." for c in at.caption)
+    assert metrics(at)["Recall"] == "n/a"
+    title = _spec(at, "inspect_heatmap")["layout"]["title"]["text"]
+    assert "R n/a" in title and "nan" not in title
+
+
+def test_the_apps_warnings_carry_no_advice_for_the_api_or_the_command_line(engine):
+    from bertscore_viz.app.ui.explain_view import app_warnings
+    from bertscore_viz.engine.messages import WINDOW_HINT
+
+    long_text = " ".join(["the quick brown fox jumps over the lazy dog"] * 70)
+    ex = engine.explain(long_text, "A fox jumps over a dog.")
+    assert any(WINDOW_HINT in w for w in ex.warnings)  # the engine's (API, CLI) advice
+    shown = app_warnings(ex.warnings, folded=False)  # Compare's drill-down: the warning, without the advice
+    assert len(shown) == len(ex.warnings) and not any(WINDOW_HINT in w for w in shown)
+    assert any(w.startswith("The candidate was truncated") and w.endswith("are not scored.") for w in shown)
+    assert app_warnings(ex.warnings, folded=True) == [w for w in ex.warnings if WINDOW_HINT not in w]  # Inspect

@@ -75,7 +75,8 @@ def writes(monkeypatch):
 # --- the list ------------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("key, kept", [
     ("inspect_candidate", True), ("inspect_reference_3", True), ("inspect_example", True),
-    ("inspect_view", True), ("compare_a_view", True), ("compare_b_merge_words", True), ("compare_a_which_ref", True),
+    ("inspect_view", True), ("inspect_zoom_rows", True),
+    ("compare_a_view", True), ("compare_b_merge_words", True), ("compare_a_which_ref", True),
     ("cmp_tab", True), (f"cmp_a_{EX}", True), (f"cmp_holm_{EX}", True), (f"cmp_drill_seg_{EX}", True),
     ("bl_seed", True),
     # buttons, downloads, uploaders, selections, and keys that only look alike

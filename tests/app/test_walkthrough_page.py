@@ -4,6 +4,8 @@ example, the Inspect pair or the Compare dataset."""
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import pytest
 
@@ -99,3 +101,39 @@ def test_idf_from_an_uploaded_corpus():
     assert _scores(at)["F1"].tolist() == pytest.approx(res.raw_f1.tolist(), abs=1e-6)
     assert "idf from a corpus of 4 sentences (M = 4 documents)" in texts(at)
     assert "_idf-corpus-4-" in texts(at)
+
+
+def test_paired_tables_are_named_and_padding_is_blank(page):
+    """Issue 30, item 4: the paired tables had no "candidate" / "reference" captions and showed "None" in padded
+    cells (Streamlit's text for a missing value)."""
+    at = page
+    captions = [c.value for c in at.caption]
+    for what in ("`token (id)` at each position", "each token's best match (cosine)", "each token's weight"):
+        k = captions.index(f"**Candidate** · {what}")
+        assert captions[k + 1] == f"**Reference** · {what}"
+    cands = [c for c, _ in wt.DEFAULT_BATCH]
+    lengths = [len(t) for t in Scorer().encoder.tokenizer(cands)["input_ids"]]
+    norms = next(d.value for d in at.dataframe if list(d.value.columns[:2]) == ["t0", "t1"]
+                 and d.value.iloc[0, 0] not in ("", None) and "(" not in str(d.value.iloc[0, 0]))
+    assert norms.shape == (4, max(lengths))
+    for b, n in enumerate(lengths):  # padding blank, every real position a number with 2 decimals
+        assert list(norms.iloc[b, n:]) == [""] * (norms.shape[1] - n)
+        assert all(re.fullmatch(r"\d+\.\d\d", v) for v in norms.iloc[b, :n])
+    assert not any(d.value.isna().any().any() for d in at.dataframe if list(d.value.columns[:1]) == ["t0"])
+
+
+def test_the_similarity_matrix_of_a_long_pair_is_drawn_whole():
+    import json
+
+    from tests.conftest import DATA
+    from tests.unit.test_plots import exact_tokens
+
+    sc = Scorer()
+    words = (DATA / "newstest2017-english" / "newstest2017-deen-ref.en").read_text(encoding="utf-8").split()
+    cand, ref = exact_tokens(sc, words[:400], 120), exact_tokens(sc, words[40:440], 128)
+    at = app("walkthrough.py", walk_batch=pd.DataFrame([[cand, ref]], columns=["candidate", "reference"]))
+    sim = json.loads(next(el for el in at.get("plotly_chart") if el.key == "walk_sim").proto.spec)["layout"]
+    assert sim["meta"]["shape"] == [122, 130] and not sim["meta"]["windowed"]  # with CLS and SEP
+    assert tuple(sim["xaxis"]["range"]) == (-0.5, 129.5) and tuple(sim["yaxis"]["range"]) == (121.5, -0.5)
+    assert len(sim["xaxis"]["ticktext"]) == 130 and sim["xaxis"]["ticktext"][-1] == "129:[SEP]"
+    assert sim["width"] >= 130 * 16

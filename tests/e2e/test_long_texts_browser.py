@@ -1,6 +1,7 @@
 """Long texts in a real server and Chromium (issue 21): a passage past the model's 512 tokens on Inspect shows the
 truncation warning and the switch beside it; switching window mode on gives the engine's window-mode F1 and dashed
-window boundaries on the heatmap's axes; a screenshot is kept."""
+window boundaries on the heatmap's axes. Issue 30: such a pair opens on the overview of its whole matrix (block
+maxima, window boundaries) and a region picked with the sliders is drawn whole below it; screenshots are kept."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from playwright.sync_api import expect
 from bertscore_viz import Scorer
 from tests.conftest import DATA
 
-from .conftest import ARTIFACTS, fill
+from .conftest import ARTIFACTS, ROOT, fill
 
 
 def _lines(n: int, start: int) -> list[str]:
@@ -38,13 +39,21 @@ def test_long_pair_switches_to_window_mode(page, app_url):
     whole = Scorer(long_texts="window").explain(CAND, REF)
     expect(metrics.nth(2)).to_have_text(f"{whole.f1:.4f}", timeout=90_000)
     expect(page.get_by_text("are scored whole, in overlapping windows", exact=False)).to_be_visible()
-    chart = page.locator("[data-testid='stPlotlyChart']").first
-    expect(chart).to_be_visible(timeout=60_000)
+    overview = page.locator(".st-key-inspect_heatmap_fig [data-testid='stPlotlyChart']")
+    expect(overview).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("the whole matrix at a glance", exact=False)).to_be_visible()
     # plotly draws layout shapes as paths; the window boundaries are the dashed ones
-    dashed = chart.locator(".shapelayer path[style*='stroke-dasharray']")
+    dashed = overview.locator(".shapelayer path[style*='stroke-dasharray']")
     expect(dashed.first).to_be_attached(timeout=30_000)
     assert dashed.count() >= 2  # one per axis
+    # the region below the overview: its first 128 x 128 tokens, every one labelled
+    region = page.locator(".st-key-inspect_region_fig")
+    expect(region.locator(".ytick text")).to_have_count(128, timeout=60_000)
+    expect(region.locator(".xtick text")).to_have_count(128)
     expect(page.locator("[data-testid='stException']")).to_have_count(0)
-    page.wait_for_timeout(800)
+    page.locator(".st-key-inspect_heatmap_box").scroll_into_view_if_needed()
+    page.mouse.wheel(0, -120)
+    page.wait_for_timeout(800)  # the figures' paint after the scroll (not a sync point)
     page.screenshot(path=str(ARTIFACTS / "long_texts.png"))
+    page.screenshot(path=str(ROOT / "docs" / "images" / "long_pair_overview.png"))
     assert not page.errors, page.errors

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
+from .conftest import ARTIFACTS
+
 SETTLED = "[data-testid='stApp'][data-test-script-state='notRunning']"
 
 
@@ -57,5 +59,39 @@ def test_the_second_pass_items_in_a_browser(page, app_url, tmp_path):
     corpus.fill("The cat sat.\nIt rained.\nHe left early.")
     corpus.press("Control+Enter")
     expect(page.get_by_text("_idf-corpus-3-", exact=False).first).to_be_visible(timeout=90_000)
+    expect(page.locator("[data-testid='stException']")).to_have_count(0)
+    assert not page.errors
+
+
+def test_empty_references_are_one_warning_and_leaving_them_out_is_said_in_the_answer(page, app_url, tmp_path):
+    """Issue 30, item 4: empty references were one warning per system and could not be left out; a long problem was
+    cut off in the problems table."""
+    rows = tmp_path / "empty_refs.csv"
+    rows.write_text("reference,sysA,sysB\nThe cat sat on the mat.,A cat sat on the mat.,The cat sat.\n"
+                    ",It is cold.,Cold today.\nHe went home.,He left.,He went home early.\n"
+                    "She sings well.,She sings.,She is a good singer.\n"
+                    "Too,many,cells,in,this,row,for,the,header,of,three,columns\n", encoding="utf-8")
+    page.goto(app_url)
+    expect(page.get_by_text("Settings", exact=True)).to_be_visible(timeout=60_000)
+    _go(page, "Compare systems")
+    page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(rows))
+    expect(page.get_by_text("Best:", exact=False).first).to_be_visible(timeout=180_000)
+    warning = page.get_by_text("1 of 4 segments have an empty reference (row 3): every system scores 0", exact=False)
+    expect(warning).to_have_count(1)
+    page.get_by_text("Scoring warnings", exact=False).first.click()
+    expect(page.get_by_text("every system (2): 1 empty reference(s), scored 0: row 3.", exact=False)).to_have_count(1)
+    page.get_by_text("Leave out segments with an empty reference").click()
+    expect(page.get_by_text("they are left out for every system, so every mean, interval and test is over the "
+                            "other 3 segments", exact=False).first).to_be_visible(timeout=120_000)
+    expect(page.get_by_text("Model pass:", exact=False).first).to_be_visible()
+    expect(page.get_by_text("empty reference(s), scored 0", exact=False)).to_have_count(0)
+    problems = page.get_by_text("Problems (", exact=False).first
+    problems.click()
+    table = page.locator("[data-testid='stExpander']").filter(has_text="Problems (").locator(
+        "[data-testid='stDataFrame']")
+    expect(table).to_be_visible(timeout=30_000)
+    box = table.bounding_box()
+    assert box is not None and box["height"] >= 2 * 72  # the header and the wrapped rows, not one line each
+    table.screenshot(path=str(ARTIFACTS / "compare_problems.png"))
     expect(page.locator("[data-testid='stException']")).to_have_count(0)
     assert not page.errors

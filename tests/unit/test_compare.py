@@ -1,15 +1,20 @@
 """Scoring a dataset of several systems with the real bundled model: one model pass, same numbers as scoring
 each system alone, settings changed without a model pass, and the tables."""
 
+import csv
+import io
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+import sacrebleu
 
 from bertscore_viz import Scorer
 from bertscore_viz.engine.baseline import BaselineTable
-from bertscore_viz.evaluation import compare
+from bertscore_viz.evaluation import compare, sacrebleu_metrics
+from bertscore_viz.evaluation.calibration import random_pair_calibration
+from bertscore_viz.figures import compare_plots
 from bertscore_viz.files import upload
 from bertscore_viz.files.export import to_json
 from bertscore_viz.locations import EXAMPLES_DIR
@@ -201,18 +206,16 @@ def test_dataset_key_changes_with_content_and_model(dataset):
 
 
 def test_figures_sample_large_inputs_and_escape_names(scorer, run, dataset):
-    from bertscore_viz.app.ui import compare_view
-
     comparison = compare.results_for(scorer, run[0], 4, False)
-    fig = compare_view.scatter_figure(comparison, "literal", "errors", dataset.segment_ids, max_points=10)
+    fig = compare_plots.scatter_figure(comparison, "literal", "errors", dataset.segment_ids, max_points=10)
     assert len(fig.data[0].x) == 10 and "sample of 10" in fig.layout.title.text
-    box = compare_view.distribution_figure(comparison, max_points=5)
+    box = compare_plots.distribution_figure(comparison, max_points=5)
     assert [len(t.y) for t in box.data] == [5, 5, 5, 5]
     renamed = compare.Comparison({"<b>x</b>": comparison.results["literal"]}, 4, False, False)
-    assert compare_view.distribution_figure(renamed).data[0].name == "&lt;b&gt;x&lt;/b&gt;"
+    assert compare_plots.distribution_figure(renamed).data[0].name == "&lt;b&gt;x&lt;/b&gt;"
     sig = compare.significance(comparison)
-    assert compare_view.pvalue_figure(sig).data[0].z.shape == (4, 4)
-    assert len(compare_view.bucket_figure(compare.length_buckets(dataset, comparison)).data) == 4
+    assert compare_plots.pvalue_figure(sig).data[0].z.shape == (4, 4)
+    assert len(compare_plots.bucket_figure(compare.length_buckets(dataset, comparison)).data) == 4
 
 
 def test_without_segment_ids_only_the_row_is_shown(scorer):
@@ -224,11 +227,9 @@ def test_without_segment_ids_only_the_row_is_shown(scorer):
 
 
 def test_sixteen_systems_get_sixteen_colours_and_buckets_show_their_size(scorer, run, dataset):
-    from bertscore_viz.app.ui import compare_view
-
-    assert len(set(compare_view.palette(16))) == 16 and len(set(compare_view.palette(40))) == 40
+    assert len(set(compare_plots.palette(16))) == 16 and len(set(compare_plots.palette(40))) == 40
     comparison = compare.results_for(scorer, run[0], 4, False)
-    fig = compare_view.bucket_figure(compare.length_buckets(dataset, comparison))
+    fig = compare_plots.bucket_figure(compare.length_buckets(dataset, comparison))
     assert all("(n=" in x for x in fig.data[0].x)
     assert len({t.line.color for t in fig.data}) == 4
 
@@ -254,9 +255,6 @@ def test_language_report_of_a_dataset(dataset):
     wmt = Path(__file__).resolve().parents[2] / "data" / "wmt16-da-to-english"
     de = (wmt / "DAseg-newstest2016.source.de-en").read_text(encoding="utf-8").splitlines()[:20]
     en = (wmt / "DAseg-newstest2016.reference.de-en").read_text(encoding="utf-8").splitlines()[:20]
-    import csv
-    import io
-
     buf = io.StringIO()
     w = csv.writer(buf)
     w.writerow(["reference", "de", "en"])
@@ -266,3 +264,140 @@ def test_language_report_of_a_dataset(dataset):
     assert report.references == {} and report.systems["en"] == {} and report.systems["de"]["German (de)"] >= 15
     assert "outputs: de: German (de) in" in report.message()
     assert compare.language_report(ds, "multilingual-e5-small").message() is None
+
+
+# --- empty references, length buckets with intervals, sacrebleu's metrics, the calibration ladder ------------------
+EMPTY_REF = ("reference,sysA,sysB\nThe cat sat on the mat.,A cat sat on the mat.,The cat sat.\n"
+             ",It is cold.,Cold today.\nHe went home.,He left.,He went home early.\n"
+             "  ,Rain.,It rained.\nShe sings well.,She sings.,She is a good singer.\n").encode()
+
+
+def test_an_empty_reference_is_one_warning_for_every_system_and_can_be_left_out(scorer):
+    ds = upload.parse_upload(EMPTY_REF, "empty.csv")
+    positions = compare.empty_reference_positions(ds)
+    assert positions == [1, 3]
+    comparison = compare.results_for(scorer, compare.score_dataset(scorer, ds), 4, False,
+                                     labels=compare.segment_labels(ds))
+    warns = comparison.warnings()
+    assert warns == ["every system (2): 2 empty reference(s), scored 0: row 3, row 5."], warns
+    for name in ds.systems:
+        assert comparison.results[name].f1[positions].tolist() == [0.0, 0.0]  # counted in the mean, as bert-score
+    note = compare.empty_reference_note(ds, positions, left_out=False)
+    assert note.startswith("2 of 5 segments have an empty reference (row 3, row 5): every system scores 0")
+    kept = compare.without_segments(ds, positions)
+    assert kept.n_segments == 3 and kept.rows == [2, 4, 6] and ds.n_segments == 5  # the input is not modified
+    assert compare.without_segments(ds, []) is ds
+    trimmed = compare.results_for(scorer, compare.score_dataset(scorer, kept), 4, False)
+    for name, outputs in kept.systems.items():  # as if the file had only the other segments
+        np.testing.assert_allclose(trimmed.results[name].f1, Scorer().score(outputs, kept.references).f1, atol=1e-6)
+    assert "left out for every system, so every mean, interval and test is over the other 3 segments" in \
+        compare.empty_reference_note(ds, positions, left_out=True)
+
+
+def test_small_length_buckets_are_merged_and_every_bucket_has_the_pages_interval(scorer, dataset):
+    """The example's first 12 segments: 5 references of 1-10 words, 6 of 11-20 and one of 21: that one joins its
+    neighbour ("11–30 words", 7 segments); every bucket carries the page's bootstrap interval."""
+    small = compare.without_segments(dataset, range(12, 30))
+    comparison = compare.results_for(scorer, compare.score_dataset(scorer, small), 4, False)
+    lengths = np.array([len(r[0].split()) for r in small.references])
+    assert sorted(lengths[lengths > 20]) == [21]  # the premise: a bucket of one segment
+    buckets = compare.length_buckets(small, comparison)
+    sizes = dict(zip(buckets["Bucket"], buckets["Segments"]))
+    assert sizes == {"1–10 words": 5, "11–30 words": 7}
+    row = buckets[(buckets["Bucket"] == "11–30 words") & (buckets["System"] == "errors")].iloc[0]
+    values = comparison.results["errors"].f1[lengths >= 11]
+    idx = np.random.default_rng(12345).choice(7, size=(1000, 7), replace=True)
+    means = np.sort(values[idx].mean(axis=1))  # the page's interval, computed here with plain numpy
+    assert row["F1"] == pytest.approx(float(values.mean()))
+    assert (row["CI low"], row["CI high"]) == (means[25], means[974])
+    tiny = compare.without_segments(dataset, range(3, 30))  # 7, 13 and 7 words: below the bound, one bucket
+    one = compare.length_buckets(tiny, compare.results_for(scorer, compare.score_dataset(scorer, tiny), 4, False))
+    assert set(one["Bucket"]) == {"1–20 words"} and set(one["Segments"]) == {3}
+    fig = compare_plots.bucket_figure(buckets)
+    trace = next(t for t in fig.data if t.name == "errors")
+    assert trace.error_y.array[1] == pytest.approx(row["CI high"] - row["F1"])
+    assert fig.layout.legend.x > 1 and "95% CI" in fig.layout.title.text  # the legend beside the plot, not on it
+
+
+@pytest.fixture(scope="module")
+def surface(dataset):
+    return sacrebleu_metrics.surface_scores(dataset.systems, dataset.references)
+
+
+def test_tables_carry_sacrebleus_scores(scorer, run, dataset, surface):
+    comparison = compare.results_for(scorer, run[0], 4, False)
+    sig = compare.significance(comparison)
+    table = compare.system_table(comparison, sig, surface)
+    assert list(table.columns)[-4:] == ["chrF", "BLEU", "TER", "Segments"]
+    refs = [r[0] for r in dataset.references]
+    for row in table.to_dict(orient="records"):
+        assert row["chrF"] == sacrebleu.corpus_chrf(dataset.systems[row["System"]], [refs]).score
+        assert row["TER"] == sacrebleu.corpus_ter(dataset.systems[row["System"]], [refs]).score
+    frame = compare.segment_table(dataset, comparison, surface=surface)
+    assert frame["BLEU · errors"].tolist() == [sacrebleu.sentence_bleu(h, [r]).score
+                                               for h, r in zip(dataset.systems["errors"], refs)]
+    data = json.loads(to_json(compare.to_jsonable(dataset, comparison, sig, surface=surface)))
+    assert data["sacrebleu"]["chrF"]["corpus_signature"].startswith("chrF2|nrefs:1|")
+    assert data["segments"][0]["systems"]["literal"]["TER"] == surface.metrics["TER"].sentence["literal"][0]
+
+
+def test_versus_baseline_table_reads_each_analysis(scorer, run, surface):
+    comparison = compare.results_for(scorer, run[0], 4, False)
+    chrf = sacrebleu_metrics.metric_significance(surface, "chrF",
+                                                 sacrebleu_metrics.resampled_scores(surface.metrics["chrF"]))
+    sigs = {"F1": compare.significance(comparison), "chrF": chrf}
+    frame = compare.versus_baseline_table(sigs, "errors")
+    assert frame["System"].tolist()[0] == "errors" and np.isnan(frame["chrF p"].iloc[0])
+    row = frame[frame["System"] == "paraphrase"].iloc[0]
+    expected = next(r for r in chrf.rebase("errors").versus_baseline if r.system == "paraphrase")
+    assert row["chrF p"] == expected.p and row["chrF Δ"] == pytest.approx(
+        surface.metrics["chrF"].corpus["paraphrase"] - surface.metrics["chrF"].corpus["errors"])
+    assert row["F1"] == pytest.approx(float(comparison.results["paraphrase"].f1.mean()))
+
+
+def test_rank_table_marks_the_systems_the_metrics_rank_differently(scorer):
+    """An output in capitals: the bundled model lowercases (F1 1 against the reference), chrF is case-sensitive
+    (near 0): first by BERTScore, last by chrF; the two others move up one place."""
+    refs = ["The meeting was postponed until next week.", "Heavy rain caused flooding in several villages.",
+            "She thanked her colleagues for their support.", "Police are still looking for the driver."]
+    systems = {"copy_error": ["The meeting was cancelled until next week.",
+                              "Heavy snow caused flooding in several villages.",
+                              "She blamed her colleagues for their support.",
+                              "Police are still looking for the passenger."],
+               "capitals": [r.upper() for r in refs],
+               "paraphrase": ["The meeting has been moved to next week.",
+                              "Several villages were flooded after heavy rain.",
+                              "She expressed gratitude to her colleagues for supporting her.",
+                              "The police have not yet found the driver."]}
+    ds = upload.parse_upload(("reference," + ",".join(systems) + "\n" + "".join(
+        ",".join([r] + [systems[s][i] for s in systems]) + "\n" for i, r in enumerate(refs))).encode(), "r.csv")
+    comparison = compare.results_for(scorer, compare.score_dataset(scorer, ds), 4, False)
+    surface = sacrebleu_metrics.surface_scores(ds.systems, ds.references)
+    frame = compare.rank_table(comparison, surface, "chrF")
+    f1 = {s: float(comparison.results[s].f1.mean()) for s in systems}
+    chrf = surface.metrics["chrF"].corpus
+    for row in frame.to_dict(orient="records"):
+        assert row["F1 rank"] == 1 + sum(v > f1[row["System"]] for v in f1.values())
+        assert row["chrF rank"] == 1 + sum(v > chrf[row["System"]] for v in chrf.values())
+        assert row["Shift"] == row["F1 rank"] - row["chrF rank"]
+    assert frame["System"].tolist() == ["capitals", "copy_error", "paraphrase"]  # by F1
+    assert frame["Shift"].tolist() == [-2, 1, 1], frame
+    fig = compare_plots.rank_figure(frame, "chrF")
+    moved = {t.name for t in fig.data if t.line.color == compare_plots.MOVED_COLOUR}
+    assert moved == set(frame.loc[frame["Shift"] != 0, "System"])
+
+
+def test_each_mean_on_the_calibration_ladder_is_its_raw_mean(scorer, run):
+    rng = np.random.default_rng(0)
+    calibration = random_pair_calibration(rng.uniform(0.2, 0.8, size=(400, 7, 3)), "all-MiniLM-L6-v2", "en")
+    table = BaselineTable(np.tile([0.5, 0.5, 0.5], (7, 1)), "test")
+    rescaled = compare.results_for(Scorer(baseline_table=table), run[0], 4, False, rescale=True)
+    raw = compare.results_for(scorer, run[0], 4, False)
+    readings = compare.calibration_readings(rescaled, calibration)
+    for name, reading in readings.items():
+        mean = float(raw.results[name].f1.mean())
+        assert reading.value == pytest.approx(mean, abs=1e-12) and reading.layer == 4
+        assert reading.percentile_random == calibration.percentile(mean, 4, "f1")
+    frame = compare.system_table(raw, compare.significance(raw), readings=readings)
+    assert frame[compare.RANDOM_COLUMN].tolist() == [readings[s].percentile_random for s in frame["System"]]
+    assert set(frame[compare.BAND_COLUMN]) == {"—"}  # no human bands in this calibration

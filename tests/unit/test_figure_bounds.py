@@ -105,3 +105,35 @@ def test_show_writes_a_bounded_png_for_the_longest_pair(tmp_path, capsys):
     width, height = _png_size(out.read_bytes())
     assert max(width, height) <= static_figures.MAX_INCHES * static_figures.PNG_DPI * 1.1
     assert json.dumps(capsys.readouterr().out)
+
+
+#: docs/BOUNDARIES.md: what a page draws for one pair (heatmap, or overview and region, and the alignment) is built
+#: and serialised within this many seconds (measured: 0.1 s for 128 x 128 and 510 x 510).
+PAGE_FIGURES_S = 1.5
+
+
+def _page_figures(pair) -> int:
+    """What Inspect draws for a pair, serialised as Streamlit sends it: its size in bytes."""
+    from bertscore_viz.figures import plots
+
+    if plots.needs_overview(pair):
+        figs = [plots.overview_figure(pair, region=((0, 128), (0, 128))),
+                plots.heatmap_figure(pair, rows=(0, 128), cols=(0, 128), max_width=1100)]
+    else:
+        figs = [plots.heatmap_figure(pair, max_width=1100)]
+    return sum(len(f.to_json()) for f in figs + [plots.alignment_figure(pair, max_width=1100)])
+
+
+def test_the_page_figures_of_a_128_and_of_the_longest_pair_build_within_their_bound(longest):
+    import time
+
+    from .test_plots import mt_pair
+
+    sc = Scorer()
+    for pair in (sc.explain(*mt_pair(sc, 128)), longest):
+        seconds = []
+        for _ in range(3):  # the best of three: the machine is shared
+            start = time.perf_counter()
+            size = _page_figures(pair)
+            seconds.append(time.perf_counter() - start)
+        assert min(seconds) < PAGE_FIGURES_S and size < 6_000_000

@@ -318,3 +318,57 @@ def test_resamples_follow_the_family_within_the_ceilings(k, n, correction, expec
     from bertscore_viz.evaluation.significance import resamples_for
 
     assert resamples_for(k, n, correction) == expected
+
+
+# --- corpus scores that are not means (chrF, BLEU, TER), and metrics where lower is better ---------------------------
+def test_resample_indices_in_blocks_are_sacrebleus_one_draw():
+    whole = np.random.default_rng(12345).choice(37, size=(100, 37), replace=True)
+    blocks = list(sig.resample_indices(37, 100, 12345, max_cells=37 * 7))  # 7 resamples per block
+    assert [(a, b) for a, b, _ in blocks][:2] == [(0, 7), (7, 14)] and blocks[-1][1] == 100
+    assert np.array_equal(np.concatenate([idx for _, _, idx in blocks]), whole)
+
+
+def test_analyse_resampled_of_means_is_analyse(data):
+    """A corpus score that is the mean of segment scores, with its resampled means: the same analysis, p for p."""
+    scores = {k: data[k] for k in ("A", "B", "A noisy")}
+    samples = bootstrap_means(scores)
+    means = {k: float(v.mean()) for k, v in scores.items()}
+    for correction in (None, "holm"):
+        direct = analyse(scores, correction=correction)
+        again = sig.analyse_resampled(means, samples, "F1", correction=correction, n_segments=200)
+        assert again.systems == direct.systems and np.array_equal(again.matrix, direct.matrix)
+        assert [(i.low, i.high) for i in again.intervals] == [(i.low, i.high) for i in direct.intervals]
+        assert [c.systems for c in again.clusters] == [c.systems for c in direct.clusters]
+
+
+def test_lower_is_better_orders_tests_and_clusters_the_other_way():
+    rng = np.random.default_rng(3)
+    samples = {"low": rng.normal(20, 1, 1000), "high": rng.normal(40, 1, 1000), "mid": rng.normal(20.5, 1, 1000)}
+    scores = {"low": 20.0, "high": 40.0, "mid": 20.5}
+    res = sig.analyse_resampled(scores, samples, "TER", higher_is_better=False)
+    assert res.systems == ("low", "mid", "high") and res.baseline == "low"
+    assert [c.systems for c in res.clusters] == [("low", "mid"), ("high",)]
+    assert res.standing("low").wins == 1 and res.standing("high").losses == 2
+    worse = next(r for r in res.versus_baseline if r.system == "high")
+    assert worse.sentence("TER") == "low is better than high on TER: low − high = -20.0000 (p = 0.001, " \
+                                    "uncorrected, one of 3 comparisons)"
+    assert worse.p_one_sided == sig.p_value_one_sided(samples["high"], samples["low"], higher_is_better=False)
+    assert rank_order({"a": 2.0, "b": 1.0, "c": float("nan")}, higher_is_better=False) == ["b", "a", "c"]
+    assert res.as_dict()["higher_is_better"] is False
+    rebased = res.rebase("high")
+    assert all(r.higher_is_better is False for r in rebased.versus_baseline)
+
+
+def test_p_value_from_samples_by_hand():
+    """sacrebleu's _compute_p_value on the centred absolute differences: |(1,3,2,6) - (0,0,0,0)| centred on their
+    mean 3 are (-2, 0, -1, 3); one of them exceeds the observed difference 2: p = (1 + 1) / (4 + 1)."""
+    assert sig.p_value_from_samples(2.0, np.array([1.0, 3, 2, 6]), np.zeros(4)) == pytest.approx(2 / 5)
+    assert sb._compute_p_value(np.array([-2.0, 0, -1, 3]), 2.0) == pytest.approx(2 / 5)
+
+
+def test_bootstrap_interval_is_the_pages_interval_of_a_group():
+    values = np.linspace(0.1, 0.9, 23)
+    idx = np.random.default_rng(12345).choice(23, size=(1000, 23), replace=True)
+    means = np.sort(values[idx].mean(axis=1))
+    assert sig.bootstrap_interval(values) == (means[25], means[1000 - 25 - 1])
+    assert all(np.isnan(sig.bootstrap_interval(np.array([]))))

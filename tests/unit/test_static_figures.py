@@ -3,6 +3,7 @@ HTML download: titled, with the texts, and a light variant that loads plotly.js 
 typed (no maths), merged words label the axes, characters the default font lacks get an installed font that has
 them or a note in the figure, and ``show -o`` writes atomically."""
 
+import struct
 import subprocess
 import sys
 
@@ -166,3 +167,66 @@ def test_markers_use_the_pages_colours_and_file_names_say_what_they_hold():
     assert mc.to_hex(colours["column max (recall)"].get_facecolor()[0]) == COL_MAX_COLOR
     assert download_stem(pair) == "bertscore_all-MiniLM-L6-v2_L4_The-cat-sat-on"
     assert static_figures.heatmap_image(pair, "pdf").startswith(b"%PDF")
+
+
+# --- the whole pair (issue 30) --------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def pair128(scorer):
+    from .test_plots import mt_pair
+
+    return scorer.explain(*mt_pair(scorer, 128))
+
+
+def _real(side) -> list[str]:
+    return [side.display[i] for i in np.flatnonzero(~side.special)]
+
+
+def test_the_static_heatmap_labels_every_token_of_a_128_token_pair(pair128, drawn):
+    static_figures.heatmap_image(pair128, "png")
+    ax = drawn[-1].axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == _real(pair128.cand)
+    assert [t.get_text() for t in ax.get_xticklabels()] == _real(pair128.ref)
+    # labels fit their cells: at most 8 pt and at most 80 % of a cell (0.195 in = 14 pt here)
+    cell_pt = static_figures.cell_inches(128) * 72
+    assert all(t.get_fontsize() <= min(8.0, 0.8 * cell_pt) + 1e-9 for t in ax.get_yticklabels())
+
+
+def test_the_static_alignment_wraps_and_labels_every_token_without_overlap(pair128, drawn):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    png = static_figures.alignment_image(pair128, "png")
+    width, height = struct.unpack(">II", png[16:24])
+    limit = static_figures.MAX_INCHES * static_figures.PNG_DPI * 1.1
+    assert width <= limit and height <= limit
+    fig = drawn[-1]
+    ax = fig.axes[0]
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    labels = [t for t in ax.texts if t.get_text() not in ("candidate", "reference")]
+    rows = {}
+    for t in labels:
+        rows.setdefault(round(t.get_position()[1], 3), []).append(t)
+    assert len(rows) >= 4  # wrapped: at least two bands of a candidate and a reference line
+    # every token, in reading order: the candidate's lines from the top, the reference's likewise
+    by_side = {"bottom": [], "top": []}
+    for y in sorted(rows, reverse=True):
+        line = sorted(rows[y], key=lambda t: t.get_position()[0])
+        by_side[line[0].get_va()] += [t.get_text() for t in line]
+        boxes = [t.get_window_extent(renderer) for t in line]
+        assert all(a.x1 <= b.x0 for a, b in zip(boxes, boxes[1:])), "labels of a line overlap"
+        x0, x1 = ax.get_xlim()
+        assert all(x0 <= t.get_position()[0] <= x1 for t in line)
+    assert by_side["bottom"] == _real(pair128.cand) and by_side["top"] == _real(pair128.ref)
+    # one solid line per real candidate token (P), one dashed per real reference token (R)
+    solid, dashed = ax.collections[:2]
+    assert len(solid.get_segments()) + sum(pair128.ref.special[pair128.cand_best_index[1:-1]]) == 128
+    assert len(dashed.get_segments()) + sum(pair128.cand.special[pair128.ref_best_index[1:-1]]) == 128
+
+
+def test_an_undefined_score_is_written_n_a_in_static_figures(drawn):
+    from bertscore_viz import Scorer
+
+    pair = Scorer(idf=True).explain("The cat sat on the mat.", "There is a cat sitting on the mat.")
+    for image in (static_figures.heatmap_image, static_figures.alignment_image):
+        image(pair, "png")
+        title = drawn[-1].axes[0].get_title() or drawn[-1].axes[0].get_title(loc="left")
+        assert "R n/a" in title and "nan" not in title

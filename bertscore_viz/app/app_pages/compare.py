@@ -1,10 +1,13 @@
 """Compare: several systems on one test set, ranked with confidence, down to the token.
 
-Steps: input (upload or example; tests may put ``{"name", "data"}`` into ``st.session_state["compare_input"]``)
--> read and map columns -> validate (problems listed, good rows kept) -> one model pass for all systems at the
-sidebar's layer (each pair's P/R/F without and with idf, kept in the session's :class:`CompareState`; another
-layer is one more pass) -> results for the sidebar's idf and rescaling without a model pass -> answer, tables,
-significance, charts, drill-down (its pair explained again), downloads.
+Steps: input (upload, a zip of WMT's mt-metrics-eval layout, or the example; tests may put ``{"name", "data"}``
+into ``st.session_state["compare_input"]``) -> read and map columns (or choose test set, language pair and
+reference) -> validate (problems listed, good rows kept; segments with an empty reference scored 0 or left out) ->
+one model pass for all systems at the sidebar's layer (each pair's P/R/F without and with idf, kept in the session's
+:class:`CompareState`; another layer is one more pass) -> results for the sidebar's idf and rescaling without a model
+pass -> answer (with the calibration ladder), the system table (with sacrebleu's chrF, BLEU, TER), significance (and
+power), segments, charts, drill-down (its pair explained again), downloads (CSV, JSON, LaTeX, the HTML report,
+mt-metrics-eval files).
 """
 
 from __future__ import annotations
@@ -16,13 +19,18 @@ import streamlit as st
 from bertscore_viz.app.ui import cache as ui_cache
 from bertscore_viz.app.ui.compare_input import (
     dataset,
+    empty_references,
     format_help,
     input_file,
+    is_example,
     kept_file,
     mapping_control,
     read_table,
     show_problems,
 )
+from bertscore_viz.app.ui.compare_metrics import signatures_view, surface_for
+from bertscore_viz.app.ui.compare_mtme import is_mtme, mtme_input
+from bertscore_viz.app.ui.compare_reading import answer_notes, readings_for
 from bertscore_viz.app.ui.compare_results import answer, system_table_view
 from bertscore_viz.app.ui.compare_scoring import (
     file_explainer,
@@ -49,41 +57,64 @@ from bertscore_viz.app.ui.messages import escape_markdown, show_error
 from bertscore_viz.app.ui.settings import current_settings
 from bertscore_viz.errors import BertScoreVizError
 from bertscore_viz.evaluation import compare, results_file
+from bertscore_viz.figures.report import scorer_explainer
 from bertscore_viz.files import upload
 
 
-def show_results(ds, comparison, settings, fkey: str, scale: str, problems=(), explain=None) -> None:
+def _answer(comparison, fsig, settings, scale: str, empty: tuple[str | None, bool], example: bool):
+    """The answer, where the means stand on the calibration ladder, the segments left out (``empty``: the sentence
+    about empty references and whether they were left out), the example's note; returns the readings for the system
+    table and the notes the report repeats."""
+    answer(comparison, fsig, scale)
+    readings, calibration_note = readings_for(comparison, settings.lang)
+    note, left_out = empty
+    answer_notes(comparison, readings, calibration_note, note if left_out else None, example)
+    notes = [n for n in (note, None if readings else calibration_note) if n]
+    return readings, notes
+
+
+def show_results(ds, comparison, settings, fkey: str, scale: str, problems=(), explain=None, *,
+                 empty: tuple[str | None, bool] = (None, False), example: bool = False, evalset=None,
+                 reference=None) -> None:
     """The answer, the system table and the tabs, for scores computed here or read from a results file (whose
-    drill-down explains a segment with ``explain``)."""
+    drill-down explains a segment with ``explain``); ``evalset`` and ``reference``: the mt-metrics-eval language
+    pair the dataset came from (its scores can go back as mt-metrics-eval files)."""
     systems = comparison.systems  # by score, best first
     correction = "holm" if st.session_state.get(f"cmp_holm_{fkey}") else None
     fsig = significance(comparison, "F1", correction)  # top-ranked baseline; cached, shared with the tab
-    answer(comparison, fsig, scale)
+    readings, notes = _answer(comparison, fsig, settings, scale, empty, example)
     st.toggle("Holm correction for multiple comparisons", key=f"cmp_holm_{fkey}",
               help="Adjust every p value for the number of comparisons made (Holm's step-down method over all "
                    "k(k − 1)/2 pairs, one family: a pair has the same p in the answer, the sentences and the "
                    "matrix): the chance of calling any difference significant by luck stays under 5%.")
     show_problems(problems, ok=True)
-    table = compare.system_table(comparison, fsig)
     st.subheader("Systems")
+    surface = surface_for(ds, fkey)
+    table = compare.system_table(comparison, fsig, surface, readings)
     system_table_view(comparison, fsig, table)
+    if surface is not None:
+        signatures_view(surface)
     tabs = st.tabs(TABS, key=TAB_KEY, on_change="rerun")
     # Only the open tab runs (lazy tabs), and each tab's own widgets re-run only that tab (fragments).
     if tabs[0].open:
         with tabs[0]:
-            significance_tab(comparison, fkey, systems, correction)
+            significance_tab(comparison, fkey, systems, correction, surface)
     if tabs[1].open:
         with tabs[1]:
-            segments_tab(ds, comparison, fkey, systems)
+            segments_tab(ds, comparison, fkey, systems, surface)
     if tabs[2].open:
         with tabs[2]:
-            charts_tab(ds, comparison, systems, fkey)
+            charts_tab(ds, comparison, systems, fkey, surface)
     if tabs[3].open:
         with tabs[3]:
             drilldown_tab(ds, comparison, settings, systems, fkey, explain)
     if tabs[4].open:
         with tabs[4]:
-            downloads_tab(ds, comparison, fsig, table)
+            report_explain = explain or scorer_explainer(ui_cache.scorer(settings, rescale=comparison.rescaled), ds,
+                                                         comparison)
+            downloads_tab(ds, comparison, fsig, table, surface, explain=report_explain,
+                          pair=tuple(systems[:2]) if len(systems) > 1 else None, notes=notes,
+                          evalset=evalset, reference=reference)
 
 
 def _precomputed(settings, data: bytes, fkey: str) -> None:
@@ -130,7 +161,7 @@ def _validated(data: bytes, name: str, fkey: str):
         show_problems(read_problems, ok=False)
         return None, [], None
     mapping, empty, detect_problems = mapping_control(table, fkey)
-    ds = dataset(table, mapping, empty, read_problems, fkey)
+    ds = dataset(data, name, mapping, empty, fkey)
     problems = detect_problems + ds.problems
     if not ds.ok:
         show_problems(problems, ok=False)
@@ -160,7 +191,7 @@ def _notes(settings, ds, table, sc, cstats, key: str, comparison) -> None:
     language = language_note(ds, sc.spec.name)
     if language:
         st.warning(escape_markdown(language), icon=":material/translate:")
-    human = [c for c in table.columns if c and upload.HUMAN_RE.match(c)]
+    human = list(upload.human_score_columns(table.columns if table is not None else ()))
     if human:  # the file carries human judgments: the Agreement page correlates every metric with them
         st.info(f"This file has human scores ({escape_markdown(', '.join(human[:3]))}); they are not scored as a "
                 "system. See how well BERTScore, chrF and BLEU agree with them on the **Agreement with humans** "
@@ -188,15 +219,22 @@ def main() -> None:
     if results_file.is_results_file(name, data):
         _precomputed(settings, data, fkey)
         return
-    ds, problems, table = _validated(data, name, fkey)
+    evalset = reference = table = None
+    if is_mtme(name, data):
+        ds, evalset, reference = mtme_input(data, name, fkey)
+        problems = [] if ds is None else list(ds.problems)
+    else:
+        ds, problems, table = _validated(data, name, fkey)
     if ds is None:
         return
+    ds, empty_note, left_out = empty_references(ds, fkey)
     scored = _scored(settings, ds)
     if scored is None:
         return
     sc, cstats, key, comparison = scored
     _notes(settings, ds, table, sc, cstats, key, comparison)
-    show_results(ds, comparison, settings, fkey, "rescaled" if comparison.rescaled else "raw", problems)
+    show_results(ds, comparison, settings, fkey, "rescaled" if comparison.rescaled else "raw", problems,
+                 empty=(empty_note, left_out), example=is_example(data), evalset=evalset, reference=reference)
 
 
 main()

@@ -127,8 +127,9 @@ def _idf_source(n_refs: int) -> tuple[list[str] | None, str]:
     compare_refs = dataset_references()
     options = [IDF_PAIR, IDF_PASTED] + ([IDF_COMPARE] if compare_refs else [])
     if st.session_state.get(f"{KEY}_idf_source") not in options:
-        st.session_state[f"{KEY}_idf_source"] = IDF_PASTED if n_refs == 1 and not compare_refs else \
-            (IDF_COMPARE if n_refs == 1 else IDF_PAIR)
+        # what is used: the pair's references, unless one reference and a Compare dataset to take idf from (a
+        # pasted corpus preselected with nothing pasted named a source that was not the one used)
+        st.session_state[f"{KEY}_idf_source"] = IDF_COMPARE if n_refs == 1 and compare_refs else IDF_PAIR
     with st.expander("idf: where the document frequencies come from", expanded=True, icon=":material/functions:"):
         if n_refs == 1:
             st.caption("With one reference, idf from the pair is degenerate: every reference token occurs in "

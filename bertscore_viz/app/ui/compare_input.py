@@ -1,7 +1,10 @@
 """The Compare page's input: the file (upload, example, or kept from earlier in the session), its column mapping
-(detected, correctable), the dataset built from it, and the list of problems (bad rows are listed, good rows kept)."""
+(detected, correctable), the dataset built from it, the list of problems (bad rows are listed, good rows kept), and
+what to do with segments whose reference is empty."""
 
 from __future__ import annotations
+
+import functools
 
 import pandas as pd
 import streamlit as st
@@ -10,11 +13,19 @@ from bertscore_viz.app.ui import cache as ui_cache
 from bertscore_viz.app.ui.compare_state import compare_input, compare_state, forget_input, set_input
 from bertscore_viz.app.ui.messages import escape_markdown
 from bertscore_viz.app.ui.state import fresh
+from bertscore_viz.evaluation import compare
 from bertscore_viz.files import upload
 from bertscore_viz.locations import EXAMPLES_DIR
 
+__all__ = ["EXAMPLE", "dataset", "empty_references", "format_help", "input_file", "is_example", "kept_file",
+           "mapping_control", "read_table", "show_problems"]
+
 EXAMPLE = EXAMPLES_DIR / "systems_example.csv"
 NONE = "(none)"
+#: Rows tall enough for Streamlit's table to wrap a long problem over three lines instead of cutting it.
+WRAPPED_ROW_PX = 72
+#: Problems longer than this (characters) need the wrapped rows.
+_ONE_LINE = 90
 
 
 # --- input --------------------------------------------------------------------------------------------------------
@@ -38,11 +49,12 @@ def _on_upload() -> None:
 def input_file() -> dict | None:
     left, right = st.columns([4, 1], vertical_alignment="bottom")
     kept = compare_input()
-    label = ("System outputs (CSV, TSV or JSON Lines), or scores.parquet of `score --ray`" if not kept else
+    label = ("System outputs (CSV, TSV or JSON Lines), a zip of WMT's mt-metrics-eval layout, or scores.parquet of "
+             "`score --ray`" if not kept else
              f"Replace the file kept in this session ({kept['name']}) with another")  # the box is empty on return
     with left:
         up = st.file_uploader(label,
-                              type=["csv", "tsv", "txt", "jsonl", "json", "parquet"],
+                              type=["csv", "tsv", "txt", "jsonl", "json", "parquet", "zip"],
                               key="cmp_file", on_change=_on_upload,
                               max_upload_size=ui_cache.upload_widget_mb(),  # this server's limits (docs/DEPLOY.md)
                               help=ui_cache.upload_help(rows=True))
@@ -74,6 +86,9 @@ def format_help() -> None:
         st.caption("Long: one row per system and segment")
         st.code("system,segment_id,candidate,reference\nsystem_a,1,A cat sat.,The cat sat.\n"
                 "system_b,1,The cat sits.,The cat sat.", language=None)
+    st.caption("WMT test sets: a zip of a test set in the mt-metrics-eval layout (sources/, references/, "
+               "system-outputs/: `zip -r wmt22.zip wmt22`); choose the language pair and the reference after the "
+               "upload, and download our scores back as mt-metrics-eval files.")
 
 
 def read_table(data: bytes, name: str, fkey: str):
@@ -88,12 +103,15 @@ def read_table(data: bytes, name: str, fkey: str):
 def mapping_control(table: upload.Table, fkey: str) -> tuple[upload.ColumnMapping, str, list[upload.Problem]]:
     """The detected mapping, correctable in an expander (widget keys are per file)."""
     cols = [c for c in dict.fromkeys(table.columns) if c]
-    detected, detect_problems = upload.detect_mapping(cols)
+    found = upload.detect_columns(cols, table)  # every guess (a human-score, segment-id, reference column) is said
+    detected = found.mapping
     guess = detected or upload.ColumnMapping("wide", (), tuple(cols))
     with st.expander("Column mapping and empty cells", expanded=detected is None, icon=":material/table_chart:"):
         st.caption(f"Read as {table.kind.upper()} with {len(table.rows):,} data rows. "
                    + ("Detected automatically; correct it here if needed." if detected else
                       "Could not detect the columns: pick them here."))
+        if detected is not None:
+            st.caption(escape_markdown(upload.mapping_line(detected, found.guesses, found.unused)))
         layout = st.radio("Layout", ["wide", "long"], **fresh(f"cmp_layout_{fkey}", index=0 if guess.layout == "wide"
                                                                else 1), horizontal=True, key=f"cmp_layout_{fkey}",
                           captions=["one row per segment, a column per system", "one row per system and segment"])
@@ -127,15 +145,18 @@ def mapping_control(table: upload.Table, fkey: str) -> tuple[upload.ColumnMappin
     mapping = upload.ColumnMapping(layout, tuple(refs), systems, sys_col, cand_col,
                                    None if source == NONE else source, None if seg == NONE else seg)
     empty = upload.EMPTY_SCORE if empty_label.startswith("Score") else upload.EMPTY_SKIP
-    return mapping, empty, (detect_problems if detected is None else [])
+    guesses = [g.as_problem() for g in found.guesses] if mapping == detected else []
+    return mapping, empty, (list(found.problems) if detected is None else guesses)
 
 
-def dataset(table, mapping, empty, read_problems, fkey) -> upload.Dataset:
+def dataset(data: bytes, name: str, mapping, empty, fkey) -> upload.Dataset:
+    """The dataset of the file for a column mapping, read and built in a worker process within the deployment's
+    limits (the read problems included); kept per file and mapping."""
     key = (fkey, mapping, empty)
     state = compare_state()
     if state.dataset and state.dataset[0] == key:
         return state.dataset[1]
-    ds = upload.build_dataset(table, mapping, empty, problems=read_problems)
+    ds = ui_cache.build_upload(data, name, mapping, empty)
     state.dataset = (key, ds)
     return ds
 
@@ -154,7 +175,45 @@ def show_problems(problems: list[upload.Problem], ok: bool) -> None:
         st.info(summary + " Everything is scored; see the list.", icon=":material/info:")
     frame = pd.DataFrame([{"Row": p.row, "Column": p.column, "Severity": p.severity, "Problem": p.problem}
                           for p in problems])
+    long = max(len(p.problem) for p in problems) > _ONE_LINE
     with st.expander(f"Problems ({len(problems)})", expanded=not ok, icon=":material/report:"):
+        # the table wraps a cell's text only in rows taller than 4rem: long messages get them, whole
         st.dataframe(frame, hide_index=True, width="stretch", key="cmp_problems",
-                     column_config={"Row": st.column_config.NumberColumn(format="%d"),
+                     row_height=WRAPPED_ROW_PX if long else None,
+                     column_config={"Row": st.column_config.NumberColumn(format="%d", width="small"),
+                                    "Column": st.column_config.TextColumn(width="small"),
+                                    "Severity": st.column_config.TextColumn(width="small"),
                                     "Problem": st.column_config.TextColumn(width="large")})
+
+
+@functools.lru_cache(maxsize=1)
+def _example_key() -> str:
+    return upload.content_key(EXAMPLE.read_bytes())
+
+
+def is_example(data: bytes) -> bool:
+    """The input is the shipped example (loaded with the button, or uploaded as it is)."""
+    return upload.content_key(data) == _example_key()
+
+
+def empty_references(ds: upload.Dataset, fkey: str) -> tuple[upload.Dataset, str | None, bool]:
+    """Segments with an empty reference: one warning for the whole dataset listing them, and the choice to leave
+    them out for every system (default: scored 0, as bert-score does). Returns the dataset to score, the sentence
+    about them (None when no reference is empty) and whether they were left out (the answer then says so)."""
+    state = compare_state()
+    positions = state.once_per_dataset("trimmed", ds, "positions",
+                                        lambda: compare.empty_reference_positions(ds))
+    if not positions:
+        return ds, None, False
+    key = f"cmp_drop_empty_{fkey}"
+    left_out = bool(st.session_state.get(key, False))
+    note = compare.empty_reference_note(ds, positions, left_out)
+    st.warning(escape_markdown(note), icon=":material/warning:")
+    st.toggle("Leave out segments with an empty reference", key=key,
+              help="Off (the default): an empty reference scores 0 for every system, as bert-score does, and the "
+                   "segment counts in every mean and interval. On: those segments are removed for every system "
+                   "before scoring (another model pass), and the answer says so.")
+    if not left_out:
+        return ds, note, False
+    kept = state.once_per_dataset("trimmed_to", ds, "", lambda: compare.without_segments(ds, positions))
+    return kept, note, True

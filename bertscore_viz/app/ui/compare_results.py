@@ -63,12 +63,33 @@ def table_height(rows: int) -> int:
     return 38 + 35 * min(max(rows, 1), 40)
 
 
+#: sacrebleu's scores as sacrebleu prints them (0-100, two decimals).
+SURFACE_COLUMNS = {"chrF": "sacrebleu's corpus chrF2 (0–100)", "BLEU": "sacrebleu's corpus BLEU (0–100)",
+                   "TER": "sacrebleu's corpus TER (0–100+; lower is better)"}
+
+
+def _system_columns(table) -> dict:
+    """How each column of the system table is shown: 4 decimals for BERTScore, sacrebleu's 2 for its metrics, the
+    calibration's percentile with 2."""
+    config = {c: st.column_config.NumberColumn(format=SCORE_FMT)
+              for c in table.columns if c in ("P", "R", "F1") or "CI" in c}
+    config |= {c: st.column_config.NumberColumn(format="%.2f", help=h) for c, h in SURFACE_COLUMNS.items()
+               if c in table.columns}
+    config |= {"Cluster": st.column_config.NumberColumn(help="WMT-style cluster (1 = best group)"),
+               "Wins": st.column_config.NumberColumn(help="systems it is significantly better than")}
+    if compare.RANDOM_COLUMN in table.columns:
+        config[compare.RANDOM_COLUMN] = st.column_config.NumberColumn(
+            format="%.2f", width="small", help="Percentile of the system's mean raw F1 among random pairs of "
+                                               "unrelated sentences (this model, layer and language).")
+        config[compare.BAND_COLUMN] = st.column_config.TextColumn(
+            width="medium", help="The band of outputs humans rated (bottom, middle, top third) whose F1 the mean "
+                                 "is most typical of.")
+    return config
+
+
 def system_table_view(comparison, sig, table) -> None:
     st.dataframe(table, hide_index=True, width="stretch", key="cmp_systems", height=table_height(len(table)),
-                 column_config={c: st.column_config.NumberColumn(format=SCORE_FMT)
-                                for c in table.columns if c in ("P", "R", "F1") or "CI" in c}
-                 | {"Cluster": st.column_config.NumberColumn(help="WMT-style cluster (1 = best group)"),
-                    "Wins": st.column_config.NumberColumn(help="systems it is significantly better than")})
+                 column_config=_system_columns(table))
     st.caption(f"Best first. {sig.metric} 95% CI: bootstrap percentile interval "
                f"({sig.n_samples:,} resamples, seed {sig.seed}).")
     st.code("signature: " + comparison.signature, language=None, wrap_lines=True)

@@ -1,22 +1,80 @@
 """The Compare page's numbers, kept in the session's :class:`~bertscore_viz.app.ui.compare_state.CompareState`: the
-model pass (one for all systems; another layer is one more pass), the scores at the sidebar's settings without a
-model pass, the significance of each metric, and a results file's scores and drill-down (``score --ray``)."""
+model pass (one for all systems; another layer is one more pass; a long one suggests bf16 where this machine runs it
+fast), the scores at the sidebar's settings without a model pass, the significance of each metric, and a results
+file's scores and drill-down (``score --ray``)."""
 
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import streamlit as st
 
 from bertscore_viz.app.ui import cache as ui_cache
 from bertscore_viz.app.ui.compare_state import compare_input, compare_state
-from bertscore_viz.app.ui.messages import progress_callback
+from bertscore_viz.app.ui.messages import duration, escape_markdown, progress_callback
+from bertscore_viz.engine import hardware
 from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.errors import BertScoreVizError
 from bertscore_viz.evaluation import compare, results_file
 from bertscore_viz.evaluation.significance import resamples_for
 from bertscore_viz.files import upload
+
+__all__ = ["SUGGEST_BF16_SECONDS", "TOKEN_SAMPLE", "PassEstimate", "file_explainer", "language_note", "model_pass",
+           "pass_estimate", "pass_note", "precision_of", "results", "results_table", "sidebar_baseline",
+           "significance", "speed_note"]
+
+#: An exact (fp32) model pass estimated longer than this (seconds) suggests bf16 where this machine runs it fast.
+SUGGEST_BF16_SECONDS = 30.0
+#: Distinct texts tokenized to estimate a pass's tokens (the rest scaled from them).
+TOKEN_SAMPLE = 2000
+
+
+def precision_of(settings) -> str:
+    """The sidebar's precision (``"fp32"`` until the sidebar offers a choice)."""
+    return getattr(settings, "precision", None) or "fp32"
+
+
+@dataclass(frozen=True)
+class PassEstimate:
+    """How long the model pass of a dataset would take here: ``texts`` distinct texts of about ``tokens`` tokens,
+    ``fp32`` and ``bf16`` seconds (:func:`bertscore_viz.engine.hardware.estimate_seconds`), and whether bf16 is fast
+    on this machine (``status``: :class:`~bertscore_viz.engine.hardware.Bf16Status`)."""
+
+    texts: int
+    tokens: int
+    fp32: float
+    bf16: float | None
+    status: object | None
+
+
+def pass_estimate(sc: Scorer, ds: upload.Dataset) -> PassEstimate:
+    """The model pass's cost from the distinct texts it embeds (references once, each output once): the tokens of
+    up to :data:`TOKEN_SAMPLE` of them counted with the model's tokenizer and scaled to all; bf16's estimate only
+    when the fp32 one exceeds :data:`SUGGEST_BF16_SECONDS` (the probe behind it is measured once per process)."""
+    texts = list(dict.fromkeys([t for outs in ds.systems.values() for t in outs]
+                               + [r for group in ds.references for r in group]))
+    sample = texts[:TOKEN_SAMPLE]
+    counted = sum(len(t.ids) for t in sc.encode(sample)) if sample else 0
+    tokens = int(round(counted * len(texts) / max(1, len(sample))))
+    layers = max(1, int(sc.layer))
+    fp32 = hardware.estimate_seconds(tokens, layers, "fp32", sc.encoder, n_texts=max(1, len(texts)))
+    if fp32 <= SUGGEST_BF16_SECONDS:
+        return PassEstimate(len(texts), tokens, fp32, None, None)
+    status = hardware.bf16_status(getattr(sc.encoder, "device", None))
+    bf16 = (hardware.estimate_seconds(tokens, layers, "bf16", sc.encoder, n_texts=max(1, len(texts)))
+            if status.runs else None)
+    return PassEstimate(len(texts), tokens, fp32, bf16, status)
+
+
+def speed_note(estimate: PassEstimate) -> str | None:
+    """The suggestion shown before a long exact pass: both estimates, where bf16 is fast here; else None."""
+    status = estimate.status
+    if estimate.bf16 is None or status is None or not status.fast:
+        return None
+    return (f"This model pass embeds {estimate.texts:,} distinct texts (about {estimate.tokens:,} tokens): estimated "
+            f"{duration(estimate.fp32)} in exact fp32 and {duration(estimate.bf16)} in bf16 on this machine. For a "
+            "quicker pass choose “fast (bf16)” under Precision in the sidebar. " + status.help)
 
 
 # --- scoring --------------------------------------------------------------------------------------------------------
@@ -25,12 +83,17 @@ def model_pass(settings, ds: upload.Dataset):
     layer not computed yet is one more pass, added to the kept one)."""
     spec = ui_cache.resolve_model(settings.model)  # the deployment's allow-list and labels, as on every page
     mode = "|window" if settings.long_texts == "window" else ""  # another model pass: kept apart
-    key = _dataset_key(ds, f"{spec.name}|{spec.source}{mode}")
+    precision = precision_of(settings)  # bf16 numbers are not fp32's: a pass of their own
+    key = _dataset_key(ds, f"{spec.name}|{spec.source}{mode}" + ("" if precision == "fp32" else f"|{precision}"))
     state = compare_state()
     sc = ui_cache.scorer(settings, rescale=False)
     layer = settings.resolved_layer()
     kept = state.stats[1] if state.stats and state.stats[0] == key else None
     if kept is None or layer not in kept.layers:
+        if precision == "fp32" and hasattr(settings, "precision"):  # only where the sidebar offers the choice
+            note = speed_note(pass_estimate(sc, ds))
+            if note:
+                st.info(escape_markdown(note), icon=":material/speed:")
         what = "" if kept is None else f" at layer {layer}"
         progress = progress_callback(f"Embedding {len(ds.systems)} systems x {ds.n_segments:,} segments{what} "
                                      "(references once)")

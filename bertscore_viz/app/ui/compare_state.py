@@ -1,10 +1,11 @@
 """What the Compare page keeps for a browser session: one typed object instead of loose session keys.
 
-Everything is derived from the input file and kept only while that file is the input: the parsed table, the
-dataset built with the column mapping, the model pass (each pair's P/R/F per layer, idf off and on: a few numbers
-per pair), the scores at the last few settings, the significance of each, and a results file read from a
-``scores.parquet``. A new file, or **Forget**, drops all of it (:meth:`CompareState.forget`), so a session holds
-one dataset's work at a time. Other pages read what they need through the functions at the bottom
+Everything is derived from the input file and kept only while that file is the input: the parsed table (or the
+test sets of an mt-metrics-eval zip and the language pairs read from it), the dataset built with the column mapping,
+the model pass (each pair's P/R/F per layer, idf off and on: a few numbers per pair), the scores at the last few
+settings, the significance of each, sacrebleu's chrF, BLEU and TER of the dataset and their resamples, and a results
+file read from a ``scores.parquet``. A new file, or **Forget**, drops all of it (:meth:`CompareState.forget`), so a
+session holds one dataset's work at a time. Other pages read what they need through the functions at the bottom
 (:func:`dataset_references`), never through this object's fields.
 """
 
@@ -22,6 +23,8 @@ STATE_KEY = "compare_state"
 INPUT_KEY = "compare_input"
 #: Most settings (layer, idf, rescaling, baseline) whose scores are kept at once.
 MAX_KEPT_RESULTS = 8
+#: Most language pairs of an mt-metrics-eval zip kept read at once.
+MAX_KEPT_EVALSETS = 2
 
 
 def _bounded_put(store: dict, key, value) -> None:
@@ -47,6 +50,12 @@ class CompareState:
         results: scores per setting (layer, idf, rescaling, baseline), the last :data:`MAX_KEPT_RESULTS`.
         significance: bootstrap and tests per (scores, metric, correction).
         results_file: ``(file key, ResultsTable, {rescaled: loaded results})`` for a ``scores.parquet``.
+        trimmed, trimmed_to: ``(dataset, "positions")`` and its segments with an empty reference; ``(dataset, "")``
+            and the dataset without them.
+        surface: ``(dataset, "")`` and sacrebleu's chrF, BLEU and TER of it (:class:`SurfaceScores`).
+        resampled: each sacrebleu metric's resampled corpus scores per (metric, resamples), for ``surface``.
+        mtme: ``(file key, {test set: language pairs}, {(test set, lp): EvalSet})`` of an mt-metrics-eval zip.
+        report: ``(what it depends on, scores, Report)`` of the HTML report made last.
         chosen: keys of system choices the user made (A, B, baseline); the others follow the ranking.
         shown_index: segment positions of the rows the segment table shows (a clicked row maps to its segment).
         jump_to_drill: a segment row was clicked: the next run opens the Drill-down tab.
@@ -63,6 +72,12 @@ class CompareState:
     results: dict = field(default_factory=dict)
     significance: dict = field(default_factory=dict)
     results_file: tuple | None = None
+    trimmed: tuple | None = None
+    trimmed_to: tuple | None = None
+    surface: tuple | None = None
+    resampled: dict = field(default_factory=dict)
+    mtme: tuple | None = None
+    report: tuple | None = None
     chosen: set = field(default_factory=set)
     shown_index: list = field(default_factory=list)
     jump_to_drill: bool = False
@@ -79,9 +94,13 @@ class CompareState:
     def put_significance(self, key, value) -> None:
         _bounded_put(self.significance, key, value)
 
+    def put_resampled(self, key, value) -> None:
+        _bounded_put(self.resampled, key, value)
+
     def once_per_dataset(self, slot: str, ds, model: str, compute) -> Any:
-        """``compute()`` once per dataset and model, kept in ``slot`` (``"dataset_key"`` or ``"language"``): the
-        dataset object is this session's own, so identity tells it is unchanged."""
+        """``compute()`` once per dataset and model, kept in ``slot`` (``"dataset_key"``, ``"language"``,
+        ``"trimmed"``, ``"surface"``...): the dataset object is this session's own, so identity tells it is
+        unchanged."""
         cached = getattr(self, slot)
         if cached and cached[0] is ds and cached[1] == model:
             return cached[2]

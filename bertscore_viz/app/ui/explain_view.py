@@ -6,6 +6,10 @@ Public and stable (the Compare page's drill-down uses both):
 - :func:`render_explanation` draws it: P/R/F1 raw and rescaled with the baselines used, warnings, which
   reference gave P/R/F1, heatmap, alignment view, token table and downloads. Every widget key starts with ``key``.
 
+Figures show the whole pair at a legible size: each is drawn at its own pixel size in a box that scrolls
+(:func:`show_figure`), never squeezed into the column nor cropped. A pair longer than ``plots.WHOLE_TOKENS`` a side
+opens on the overview of its matrix, with a region picker that draws any part of it at full resolution.
+
 All user text is shown through ``st.dataframe``/``st.code``/escaped markdown, and inside figures HTML-escaped
 with math typesetting off, so ``<script>``, ``**bold**`` and ``$x$`` show as typed.
 """
@@ -24,16 +28,28 @@ from bertscore_viz.app.ui.messages import escape_markdown, show_warnings
 from bertscore_viz.app.ui.state import fresh
 from bertscore_viz.engine import explain_table
 from bertscore_viz.engine.languages import baseline_language_message
+from bertscore_viz.engine.messages import WINDOW_HINT
 from bertscore_viz.engine.results import MultiReferenceExplanation, PairExplanation
 from bertscore_viz.errors import BaselineError, BertScoreVizError
 from bertscore_viz.figures import plots, static_figures
+from bertscore_viz.figures.cells import shown_positions
 from bertscore_viz.files import export
+
+__all__ = ["MAX_WIDTH", "METRICS", "REGION_TOKENS", "SIDE_BY_SIDE_WIDTH", "VIEWS", "app_warnings", "download_stem",
+           "explain_or_raw", "explain_pair", "figure_width", "render_explanation", "show_figure"]
 
 METRICS = ("Precision", "Recall", "F1")
 #: The views of a pair, as tabs (the open one is kept in the session under ``<key>_view``).
 VIEWS = ["Heatmap", "Alignment", "Token table"]
-#: Largest figure drawn on the page; a longer pair shows a legible window (pan/zoom), downloads are full size.
-MAX_WIDTH, MAX_HEIGHT = 1000, 1100
+#: Width figures fit on a full-width page, in pixels (the main column of the wide layout on a 1,400 px window, with
+#: the sidebar open): the alignment wraps its sentences to it, the heatmap's cells shrink to it (down to 16 px).
+MAX_WIDTH = 940
+#: Width of one of two explanations side by side (Compare's drill-down); a wider figure stacks them.
+SIDE_BY_SIDE_WIDTH = 600
+#: Tokens a side of the region a long pair's overview opens on (at most ``plots.WHOLE_TOKENS``).
+REGION_TOKENS = 128
+#: The scroll box of a figure: at most this high (CSS), so that its horizontal scroll bar stays in view.
+BOX_MAX_HEIGHT = "90vh"
 METRIC_HELP = {
     "Precision": "Over candidate tokens: each takes its most similar reference token (greedy), weighted mean.",
     "Recall": "Over reference tokens: each takes its most similar candidate token (greedy), weighted mean.",
@@ -123,14 +139,63 @@ def _notes(pair: PairExplanation) -> None:
                 st.text(n)
 
 
-def _chart(fig, key: str) -> None:
-    """A figure at its own pixel size when it has one (the heatmap: square cells), else the page's width."""
-    wide = fig.layout.width is not None
-    with st.container(key=f"{key}_box"):
-        st.plotly_chart(fig, width="content" if wide else "stretch", config=plots.PLOTLY_CONFIG, key=key,
-                        theme=None)
-    if (fig.layout.meta or {}).get("hover") == "positions":
-        st.caption(plots.MINIMAL_HOVER_NOTE)
+def show_figure(fig, key: str) -> None:
+    """A Plotly figure at its own pixel size (``fig.layout.width``), in a box that scrolls when the figure is wider
+    than the column or taller than :data:`BOX_MAX_HEIGHT`: never squeezed (Streamlit fits a chart to its column,
+    which crushed the heatmap's cells and the alignment's labels) and never cropped. A figure without a width
+    takes the column's. The chart's key is ``key``; its boxes are ``<key>_box`` and ``<key>_fig``."""
+    width = fig.layout.width
+    if width is None:
+        st.plotly_chart(fig, width="stretch", config=plots.PLOTLY_CONFIG, key=key, theme=None)
+        return
+    name = re.sub(r"[^A-Za-z0-9_-]", "-", key)  # the boxes' CSS classes (st-key-<key>): code's keys only
+    st.html(f"<style>.st-key-{name}_box{{overflow:auto;max-height:{BOX_MAX_HEIGHT}}}"
+            f".st-key-{name}_fig{{width:{int(width)}px !important;min-width:{int(width)}px;flex:0 0 auto}}</style>")
+    with st.container(key=f"{name}_box"):
+        with st.container(key=f"{name}_fig"):
+            st.plotly_chart(fig, width="content", config=plots.PLOTLY_CONFIG, key=key, theme=None)
+
+
+def figure_width(explanation, show_special: bool = False) -> int:
+    """Pixels the widest heatmap of this explanation takes (every pair of a multi-reference one), drawn whole; a
+    pair that opens on the overview counts as a full page (:data:`MAX_WIDTH`). For choosing between side by side
+    and stacked."""
+    pairs = explanation.pairs if isinstance(explanation, MultiReferenceExplanation) else (explanation,)
+    widest = 0
+    for pair in pairs:
+        if plots.needs_overview(pair, show_special):
+            return MAX_WIDTH
+        rows, cols = shown_positions(pair.cand, show_special), shown_positions(pair.ref, show_special)
+        size = plots.heatmap_size(len(rows), len(cols), max((len(pair.cand.display[i]) for i in rows), default=1),
+                                  max((len(pair.ref.display[j]) for j in cols), default=1), SIDE_BY_SIDE_WIDTH)
+        widest = max(widest, size["width"])
+    return widest
+
+
+def app_warnings(warnings, folded: bool) -> list[str]:
+    """The engine's warnings as the app shows them: without the advice for the Python API and the command line
+    (the page has the switch for long texts); with ``folded``, without the truncation warnings themselves (the
+    switch's box says what was cut: one box instead of three)."""
+    out = []
+    for w in warnings:
+        if WINDOW_HINT in w:
+            if folded:
+                continue
+            w = w.replace(WINDOW_HINT, "").strip()
+        out.append(w)
+    return out
+
+
+def _truncation_detail(pairs) -> str:
+    """Which texts of an explanation were cut, and by how much, in words (for the switch's box)."""
+    parts = []
+    if pairs[0].cand.truncated:
+        parts.append(f"the candidate lost {pairs[0].cand.dropped:,} tokens")
+    several = len(pairs) > 1
+    for k, p in enumerate(pairs):
+        if p.ref.truncated:
+            parts.append(f"the reference{f' {k + 1}' if several else ''} lost {p.ref.dropped:,}")
+    return ("(" + ", ".join(parts) + ")") if parts else ""
 
 
 def _token_tables(pair: PairExplanation, show_special: bool, merge: bool, key: str) -> None:
@@ -217,19 +282,22 @@ def render_explanation(explanation: PairExplanation | MultiReferenceExplanation,
         explanation: from :func:`explain_pair` or ``Scorer.explain``.
         settings: the sidebar's settings (for the rescaling message and the default of special tokens).
         key: prefix of every widget key, unique on the page.
-        max_width: widest figure in pixels (default :data:`MAX_WIDTH`; narrower in side-by-side columns).
+        max_width: the width figures fit in pixels (default :data:`MAX_WIDTH`; :data:`SIDE_BY_SIDE_WIDTH` in
+            side-by-side columns): the alignment wraps its lines to it; the heatmap's cells shrink to it down to
+            16 px, a longer pair's heatmap keeps 16 px cells in a box that scrolls.
         long_switch: draw the switch between truncating long texts and window mode after the warnings (once per
-            page: Inspect draws it).
+            page: Inspect draws it); the engine's truncation warnings are then folded into the switch's box.
     """
     max_width = MAX_WIDTH if max_width is None else int(max_width)
     _scores_header(explanation, settings)
-    show_warnings(explanation.warnings)
+    show_warnings(app_warnings(explanation.warnings, folded=long_switch))
     if long_switch:
         pairs = explanation.pairs if isinstance(explanation, MultiReferenceExplanation) else (explanation,)
         sides = [p.ref for p in pairs] + [pairs[0].cand]
         n_long = sum(bool(s.truncated or s.windows) for s in sides)
         max_length = cache.model_info(cache.resolve_model(settings.model))["max_length"]
-        long_text_switch(n_long, sum(s.dropped for s in sides), max_length, settings.long_texts)
+        long_text_switch(n_long, sum(s.dropped for s in sides), max_length, settings.long_texts,
+                         detail=_truncation_detail(pairs))
     if explanation.rescaled is not None:  # the baseline's language against the text's (a Japanese pair, "en")
 
         refs = [p.reference for p in explanation.pairs] if isinstance(explanation, MultiReferenceExplanation) \
@@ -269,33 +337,75 @@ def render_explanation(explanation: PairExplanation | MultiReferenceExplanation,
             _heatmap_view(pair, show_special, merge, max_width, key)
     if tab_align.open:
         with tab_align:
-            st.caption("Lines link each token to its best match, coloured by similarity (blue high, red low); "
-                       "the weakest fifth of each side's matches are labelled in red. Hover a token for its match "
-                       "and contribution.")
-            align = plots.alignment_figure(pair, show_special=show_special, merge_words=merge, max_width=max_width)
-            if align.layout.meta["windowed"]:
-                st.caption("Long pair: showing the first tokens; drag sideways to follow the sentences.")
-            _chart(align, f"{key}_alignment")
+            _alignment_view(pair, show_special, merge, max_width, key)
     if tab_table.open:
         with tab_table:
             _token_tables(pair, show_special, merge, key)
     _downloads(explanation, pair, (show_special, merge), key)
 
 
-def _heatmap_view(pair: PairExplanation, show_special: bool, merge: bool, max_width: int, key: str) -> None:
-    heatmap = plots.heatmap_figure(pair, show_special=show_special, merge_words=merge, max_width=max_width,
-                                   max_height=MAX_HEIGHT)
+def _alignment_view(pair: PairExplanation, show_special: bool, merge: bool, width: int, key: str) -> None:
+    align = plots.alignment_figure(pair, show_special=show_special, merge_words=merge, max_width=width)
+    lines = align.layout.meta["lines"]
+    st.caption("Lines link each token to its best match, coloured by similarity (blue high, red low); the weakest "
+               "fifth of each side's matches are labelled in red. Hover a token for its match and contribution."
+               + (f" The sentences wrap onto {lines} bands, the candidate's line above the reference's; a dotted "
+                  "line goes to a token on another band." if lines > 1 else "")
+               + ("" if merge else " “Merge word pieces” labels whole words."))
+    show_figure(align, f"{key}_alignment")
+
+
+def _heatmap_view(pair: PairExplanation, show_special: bool, merge: bool, width: int, key: str) -> None:
     rescaled = pair.baseline is not None
     st.caption("Rows: candidate tokens; columns: reference tokens. ○ marks each row's maximum (the candidate "
                "token's best match: precision), × each column's maximum (the reference token's best match: "
                "recall). Hover a cell for both tokens, the similarity and the idf weights. A token the model "
                "does not know is labelled →[UNK]; one the tokenizer read as another letter, →(what it read)."
                + (" Cells rescaled with the F baseline, as bert-score-show does." if rescaled else ""))
-    if heatmap.layout.meta["windowed"]:
-        rows, cols = heatmap.layout.meta["shape"]
-        vr, vc = heatmap.layout.meta["window"]
-        st.caption(f"Long pair ({rows} × {cols} tokens): showing the first {min(vr, rows)} × {min(vc, cols)} "
-                   "at a legible size. Drag to pan, use the toolbar to zoom, double-click to see all; the "
-                   "HTML download has the full-size figure.")
+    if plots.needs_overview(pair, show_special):
+        _overview(pair, show_special, merge, width, key)
+        return
+    heatmap = plots.heatmap_figure(pair, show_special=show_special, merge_words=merge, max_width=width)
     window_caption(heatmap.layout.meta)
-    _chart(heatmap, f"{key}_heatmap")
+    show_figure(heatmap, f"{key}_heatmap")
+    if heatmap.layout.meta["hover"] == "positions":
+        st.caption(plots.MINIMAL_HOVER_NOTE)
+
+
+def _region_picker(label: str, n: int, key: str) -> tuple[int, int]:
+    """A range of tokens (numbered from 1) of one side, at most ``plots.WHOLE_TOKENS`` long; ``(start, stop)``
+    from 0."""
+    kept = st.session_state.get(key)
+    if st.session_state.get(f"_{key}_of") != n or not (isinstance(kept, tuple) and 1 <= kept[0] <= kept[1] <= n):
+        # another pair (or another length): its first tokens, not a range Streamlit would reset to all of them
+        st.session_state[key] = (1, min(n, REGION_TOKENS))
+        st.session_state[f"_{key}_of"] = n
+    lo, hi = st.slider(label, 1, n, key=key,
+                       help=f"At most {plots.WHOLE_TOKENS} tokens a side are drawn at full resolution.")
+    if hi - lo + 1 > plots.WHOLE_TOKENS:
+        hi = lo + plots.WHOLE_TOKENS - 1
+        st.caption(f"Drawn: tokens {lo:,}–{hi:,} (at most {plots.WHOLE_TOKENS} a side at full resolution).")
+    return lo - 1, hi
+
+
+def _overview(pair: PairExplanation, show_special: bool, merge: bool, width: int, key: str) -> None:
+    """A pair too long to draw whole legibly: the overview of its matrix, a region picker, the region whole."""
+    n_r, n_c = len(shown_positions(pair.cand, show_special)), len(shown_positions(pair.ref, show_special))
+    top = st.container()
+    cols = st.columns(2)
+    with cols[0]:
+        rows = _region_picker(f"Candidate tokens (rows, of {n_r:,})", n_r, f"{key}_zoom_rows")
+    with cols[1]:
+        cols_ = _region_picker(f"Reference tokens (columns, of {n_c:,})", n_c, f"{key}_zoom_cols")
+    overview = plots.overview_figure(pair, show_special=show_special, region=(rows, cols_))
+    block = overview.layout.meta["block"]
+    with top:
+        st.caption(f"Long pair ({n_r:,} × {n_c:,} tokens): the whole matrix at a glance, each cell the largest "
+                   f"similarity over a block of {block} × {block} tokens (the block maximum, so that strong matches "
+                   "stay visible). The region outlined in red is drawn below at full resolution, every token "
+                   "labelled: pick another with the sliders. The HTML download has the whole matrix, every cell.")
+        window_caption(overview.layout.meta)
+        show_figure(overview, f"{key}_heatmap")
+    region = plots.heatmap_figure(pair, show_special=show_special, merge_words=merge, rows=rows, cols=cols_,
+                                  max_width=width)
+    show_figure(region, f"{key}_region")

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+__all__ = ["LONG_TEXTS_KEY", "describe", "describe_cuts", "long_text_switch", "window_caption"]
+
 #: The session key of the switch (kept across pages by ui/state.py and across refreshes by ui/persist.py).
 LONG_TEXTS_KEY = "long_texts_window"
 
@@ -64,9 +66,10 @@ def window_caption(meta, first: int = 1) -> None:
                                  tuple(meta["window"]) if meta["windowed"] else None, first=first))
 
 
-def long_text_switch(n_long: int, n_cut: int, max_length: int, mode: str) -> None:
+def long_text_switch(n_long: int, n_cut: int, max_length: int, mode: str, detail: str = "") -> None:
     """The switch and what it changes; nothing when no text is longer than the model's maximum and window mode is
-    off (when it is on, the switch stays in view to turn it off)."""
+    off (when it is on, the switch stays in view to turn it off). ``detail``: which texts were cut, added after
+    the count (Inspect names the candidate and the references)."""
     if n_long <= 0 and mode != "window":
         return
     box = st.container(border=True)
@@ -74,4 +77,7 @@ def long_text_switch(n_long: int, n_cut: int, max_length: int, mode: str) -> Non
                help="Off: texts longer than the model's maximum are cut there, as bert-score does (the tail is not "
                     "scored). On: they are embedded in overlapping windows of the maximum length and scored whole; "
                     "texts that fit score exactly as before. Applies to every page; in the signature.")
-    box.caption(describe(n_long, n_cut, max_length, mode))
+    text = describe(n_long, n_cut, max_length, mode)
+    if detail and mode != "window" and n_long:
+        text = text.replace(". Switch on window mode", f" {detail}. Switch on window mode", 1)
+    box.caption((":material/content_cut: " if mode != "window" and n_long else "") + text)

@@ -46,11 +46,12 @@ KEPT_PATTERNS = (
     re.compile(r"inspect_reference_\d+"),
     # an explanation drawn by ui/explain_view.py: on Inspect, and A and B of Compare's drill-down
     re.compile(r"(inspect|compare_a|compare_b|samples_pair|audit_original|audit_perturbed)_"
-               r"(show_special|merge_words|which_ref|html_light|view)"),
+               r"(show_special|merge_words|which_ref|html_light|view|zoom_rows|zoom_cols)"),
     # Compare, per file: column mapping, Holm, significance choices, A/B, the segment table's search and toggles,
     # the drill-down's segment, the results file's raw/rescaled switch
     re.compile(r"cmp_(layout|refs|src|seg|sys|syscol|cand|empty|holm|baseline|metric|a|b|query|pr|bydiff|"
-               r"drill_seg|drill_pos|rf_other)_[0-9a-f]{16}"),
+               r"drill_seg|drill_pos|rf_other|surface|drop_empty|power_delta|rank_metric|mtme_ts|mtme_lp|mtme_ref)"
+               r"_[0-9a-f]{16}"),
 )
 
 

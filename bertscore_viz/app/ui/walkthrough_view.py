@@ -1,6 +1,7 @@
 """The walkthrough page's pieces: the batch (editable, from Inspect or Compare), each step's tables with their
-shapes, the kernel's code beside each step, the formula of one pair written out, the gradient of the loss, and
-the download of a plain-torch script that reproduces the numbers. Every text is shown as text (never HTML)."""
+shapes (each table named by its side, padding left blank), the kernel's code beside each step, the whole
+similarity matrix of one pair, the formula of one pair written out, the gradient of the loss, and the download of
+a plain-torch script that reproduces the numbers. Every text is shown as text (never HTML)."""
 
 from __future__ import annotations
 
@@ -13,14 +14,15 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from bertscore_viz.app.ui.compare_state import compare_state
+from bertscore_viz.app.ui.explain_view import show_figure
 from bertscore_viz.app.ui.long_texts import window_caption
 from bertscore_viz.engine import tensor_ops
 from bertscore_viz.engine import walkthrough as wt
 from bertscore_viz.figures.cells import window_lines
-from bertscore_viz.figures.plots import PLOTLY_CONFIG
+from bertscore_viz.figures.plots import COL_MAX_COLOR, ROW_MAX_COLOR, heatmap_size, x_angle
 
-#: Most rows and columns of the similarity matrix in view at once (a long pair pans).
-MAX_CELLS = 40
+__all__ = ["BATCH_KEY", "code", "compare_pairs", "current_batch", "inspect_pair", "matrix_table", "paired", "set_batch",
+           "shape", "show", "show_gradient", "show_table", "similarity_figure", "as_text", "tokens_table"]
 
 BATCH_KEY = "walk_batch"
 
@@ -76,46 +78,75 @@ def tokens_table(side: wt.Side) -> pd.DataFrame:
 
 
 def matrix_table(values: np.ndarray, side: wt.Side, fmt: int = 4) -> pd.DataFrame:
+    """``[B, T]`` values as a table, NaN on padding (see :func:`as_text` for showing it blank)."""
     out = pd.DataFrame(np.round(values.astype(float), fmt), index=[f"pair {b}" for b in range(len(side.texts))],
                        columns=[f"t{t}" for t in range(values.shape[1])])
     return out.where(side.mask)
 
 
+def as_text(frame: pd.DataFrame, decimals: int = 4) -> pd.DataFrame:
+    """A table for display: numbers with ``decimals`` places, padded (NaN) cells blank (Streamlit shows a missing
+    value as "None", whatever a Styler says)."""
+    return frame.map(lambda v: "" if pd.isna(v) else f"{v:.{decimals}f}")
+
+
+def show_table(frame: pd.DataFrame, decimals: int | None = 4) -> None:
+    """One ``[B, T]`` table: numbers right-aligned as text (see :func:`as_text`), or a table of text as it is."""
+    if decimals is None:
+        st.dataframe(frame, width="stretch")
+        return
+    st.dataframe(as_text(frame, decimals), width="stretch",
+                 column_config={c: st.column_config.TextColumn(alignment="right") for c in frame.columns})
+
+
+def paired(cand: pd.DataFrame, ref: pd.DataFrame, what: str, decimals: int | None = 4) -> None:
+    """The candidate's and the reference's ``[B, T]`` tables of a step, each under its name."""
+    for side, frame in (("Candidate", cand), ("Reference", ref)):
+        st.caption(f"**{side}** · {what}")
+        show_table(frame, decimals)
+
+
 def similarity_figure(w: wt.Walkthrough, i: int) -> go.Figure:
-    """Pair ``i``'s ``[Tc, Tr]`` slice with its padding (blank: masked out), row and column maxima marked."""
+    """Pair ``i``'s whole ``[Tc, Tr]`` slice with its padding (blank: masked out), row and column maxima marked:
+    every cell and every label at a legible size (the figure grows with the pair; the page scrolls)."""
     sim = w.similarity[i]
     ct = [f"{t}:{s}" for t, s in enumerate(w.cand.tokens[i])] + [f"{t}:[PAD]" for t in range(
         len(w.cand.tokens[i]), sim.shape[0])]
     rt = [f"{t}:{s}" for t, s in enumerate(w.ref.tokens[i])] + [f"{t}:[PAD]" for t in range(
         len(w.ref.tokens[i]), sim.shape[1])]
+    size = heatmap_size(sim.shape[0], sim.shape[1], max(map(len, ct), default=1), max(map(len, rt), default=1))
+    cell = size["cell"]
     fig = go.Figure(go.Heatmap(z=sim, x=list(range(sim.shape[1])), y=list(range(sim.shape[0])), colorscale="Blues",
                                zmin=min(0.0, float(np.nanmin(sim))), zmax=1.0, xgap=1, ygap=1,
+                               colorbar=dict(thickness=12, lenmode="pixels", len=min(300, 30 * sim.shape[0] + 60)),
                                hovertemplate="candidate %{y} · reference %{x}<br>cosine %{z:.4f}<extra></extra>"))
     rows = [t for t in range(sim.shape[0]) if w.cand.mask[i, t]]
     fig.add_trace(go.Scatter(x=[int(w.cand.best_index[i, t]) for t in rows], y=rows, mode="markers",
                              name="row max (precision)", hoverinfo="skip",
-                             marker=dict(symbol="circle-open", size=16, color="#d62728", line=dict(width=2))))
+                             marker=dict(symbol="circle-open", size=max(8, int(cell * 0.8)), color=ROW_MAX_COLOR,
+                                         line=dict(width=2))))
     cols = [t for t in range(sim.shape[1]) if w.ref.mask[i, t]]
     fig.add_trace(go.Scatter(x=cols, y=[int(w.ref.best_index[i, t]) for t in cols], mode="markers",
                              name="column max (recall)", hoverinfo="skip",
-                             marker=dict(symbol="x-thin-open", size=9, color="#f28e2b", line=dict(width=2))))
+                             marker=dict(symbol="x-thin-open", size=max(5, int(cell * 0.42)), color=COL_MAX_COLOR,
+                                         line=dict(width=2))))
     # window mode: dashed lines where a long text's vectors start coming from the next window
     col_cuts = [c - 0.5 for c in (w.ref.window_cuts[i] if w.ref.window_cuts else ())]
     row_cuts = [c - 0.5 for c in (w.cand.window_cuts[i] if w.cand.window_cuts else ())]
     shapes, traces = window_lines(col_cuts, row_cuts, "window boundary (window mode)")
     fig.add_traces(traces)
-    # a long pair: cells stay legible in a window on the matrix (drag to pan, double-click for all of it)
-    vis_r, vis_c = min(sim.shape[0], MAX_CELLS), min(sim.shape[1], MAX_CELLS)
-    windowed = (vis_r, vis_c) != sim.shape
-    fig.update_layout(height=120 + 30 * vis_r, width=220 + 40 * vis_c, plot_bgcolor="white", shapes=shapes,
-                      dragmode="pan" if windowed else "zoom",
+    fig.update_layout(height=size["height"] - 40, width=size["width"], plot_bgcolor="white", shapes=shapes,
                       meta={"window_cuts": {"rows": row_cuts, "cols": col_cuts}, "shape": list(sim.shape),
-                            "window": [vis_r, vis_c], "windowed": windowed},
+                            "window": list(sim.shape), "windowed": False},
                       xaxis=dict(tickvals=list(range(len(rt))), ticktext=[_esc(t) for t in rt], side="top",
-                                 tickangle=-60, range=[-0.5, vis_c - 0.5]),
+                                 tickangle=x_angle(cell), tickfont=dict(size=12), range=[-0.5, sim.shape[1] - 0.5],
+                                 showgrid=False, zeroline=False),
                       yaxis=dict(tickvals=list(range(len(ct))), ticktext=[_esc(t) for t in ct],
-                                 range=[vis_r - 0.5, -0.5]),
-                      margin=dict(t=110, l=120, r=20, b=20), legend=dict(orientation="h", y=-0.05))
+                                 tickfont=dict(size=12), range=[sim.shape[0] - 0.5, -0.5], showgrid=False,
+                                 zeroline=False),
+                      margin=dict(t=size["top"] - 40, l=size["left"], r=size["right"], b=size["bottom"],
+                                  autoexpand=False),
+                      legend=dict(orientation="h", x=0, y=0, yref="container", yanchor="bottom"))
     return fig
 
 
@@ -131,13 +162,13 @@ def show(w: wt.Walkthrough, i: int) -> None:
     st.markdown(f"Token ids with the special tokens, padded to the longest text of each side: "
                 f"{shape('cand_ids', '[B, Tc]', w.cand.ids)}, {shape('ref_ids', '[B, Tr]', w.ref.ids)}. The "
                 "attention mask is True on real tokens (the empty cells below are padding).")
-    st.dataframe(tokens_table(w.cand), width="stretch")
-    st.dataframe(tokens_table(w.ref), width="stretch")
+    paired(tokens_table(w.cand), tokens_table(w.ref), "`token (id)` at each position", decimals=None)
     st.header("3. Embeddings")
     st.markdown(f"Hidden states at layer {w.layer}: {shape('cand', '[B, Tc, H]', w.cand.vectors)}, "
                 f"{shape('ref', '[B, Tr, H]', w.ref.vectors)}. Each vector is divided by its length, so that a dot "
                 "product is a cosine. Length of each token's vector before that:")
-    st.dataframe(matrix_table(w.cand.norms, w.cand, 2), width="stretch")
+    st.caption("**Candidate** · length of each token's vector")
+    show_table(matrix_table(w.cand.norms, w.cand, 2), 2)
     dims = pd.DataFrame(w.cand.vectors[i, : int(w.cand.lengths[i]), :6],
                         index=[_label(t) for t in w.cand.tokens[i]], columns=[f"dim {d}" for d in range(6)])
     st.caption(f"Pair {i}'s candidate: the first 6 of {H} dimensions of each unit vector.")
@@ -149,8 +180,8 @@ def show(w: wt.Walkthrough, i: int) -> None:
                 "pair. Cells with a padded token are masked out (blank here, -inf before a maximum), so padding never "
                 f"wins. Pair {i}:")
     sim_fig = similarity_figure(w, i)
-    st.plotly_chart(sim_fig, config=PLOTLY_CONFIG, key="walk_sim")
     window_caption(sim_fig.layout.meta, first=0)  # positions are numbered from 0 on this matrix
+    show_figure(sim_fig, "walk_sim")
     code(tensor_ops.similarity)
     st.header("5. Greedy matching")
     st.markdown(f"Precision side: each candidate token keeps its best reference token, `sim.max(dim=2)` "
@@ -158,8 +189,7 @@ def show(w: wt.Walkthrough, i: int) -> None:
                 f"each reference token keeps its best candidate token, `sim.max(dim=1)` "
                 f"{shape('ref_best', '[B, Tr]', w.ref.best)} (`keepdim=True`: [{B}, 1, {Tr}]). Circles and crosses "
                 "in the matrix above.")
-    st.dataframe(matrix_table(w.cand.best, w.cand), width="stretch")
-    st.dataframe(matrix_table(w.ref.best, w.ref), width="stretch")
+    paired(matrix_table(w.cand.best, w.cand), matrix_table(w.ref.best, w.ref), "each token's best match (cosine)", 4)
     code(tensor_ops.greedy_maxima)
     st.header("6. Token weights (idf)")
     if w.idf is None:
@@ -172,8 +202,7 @@ def show(w: wt.Walkthrough, i: int) -> None:
         table = pd.DataFrame({"token": list(w.idf["df"]), "df": list(w.idf["df"].values()),
                               "idf": [round(w.idf["weight"][t], 4) for t in w.idf["df"]]})
         st.dataframe(table, hide_index=True, width="stretch", height=min(400, 38 + 35 * len(table)))
-    st.dataframe(matrix_table(w.cand.weights, w.cand), width="stretch")
-    st.dataframe(matrix_table(w.ref.weights, w.ref), width="stretch")
+    paired(matrix_table(w.cand.weights, w.cand), matrix_table(w.ref.weights, w.ref), "each token's weight", 4)
     st.header("7. P, R, F1 and rescaling")
     st.markdown(f"P = Σ w·cand_best / Σ w over candidate tokens, R the same over reference tokens (the weights "
                 f"reshaped to broadcast against the maxima), F1 = 2PR / (P + R): {shape('P', '[B]', w.precision)}.")

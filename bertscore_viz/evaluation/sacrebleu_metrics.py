@@ -1,0 +1,281 @@
+"""chrF, BLEU and TER beside BERTScore: sacrebleu's sentence and corpus scores of every system, its signatures, and
+its paired bootstrap over the corpus scores, with sacrebleu's numbers.
+
+**Scores.** Each metric's sufficient statistics are extracted once per system, by sacrebleu itself
+(``Metric._extract_corpus_statistics``, the step its ``corpus_score``, ``sentence_score`` and significance tests all
+start from); from them:
+
+* the corpus score is ``Metric._aggregate_and_compute(statistics)``, which is what ``sacrebleu.corpus_chrf``,
+  ``corpus_bleu`` and ``corpus_ter`` return with their defaults (chrF2: 6 character and 0 word n-grams; BLEU: 13a,
+  exp smoothing, no effective order; TER: case-insensitive, not normalised);
+* a segment's score is ``_aggregate_and_compute([its statistics])``, which is what ``sentence_chrf``,
+  ``sentence_bleu`` (its own defaults: effective order) and ``sentence_ter`` return for that segment.
+
+Several references per segment go to sacrebleu as reference streams, a segment with fewer references padded with
+``None`` (sacrebleu's variable-reference convention, ``nrefs:var`` in the signature). An empty reference is passed
+as it is: sacrebleu scores the segment 0 (TER 100); in corpus chrF such a segment adds nothing to the statistics.
+
+**Significance** (:func:`resampled_scores`, :func:`metric_significance`): sacrebleu's paired bootstrap
+(``sacrebleu --paired-bs``: ``significance._paired_bs_test``): resamples
+``numpy.random.default_rng(12345).choice(n, size=(1000, n))``; in each, a system's statistics of the drawn
+segments (float32) are summed and the corpus score recomputed (``Metric._compute_score_from_stats``); the p of a
+pair is sacrebleu's ``(c + 1) / (n + 1)`` over the centred absolute differences, the interval its ``n // 40``
+indices. sacrebleu draws the same resamples for every system (one seed), so one pass over each system's resamples
+serves every pair, not only the pairs with sacrebleu's baseline: the p of a system against the baseline is the p
+``PairedTest(..., test_type="bs")`` gives (pinned by the tests), and every other pair's is the p sacrebleu would
+give with that pair's baseline. The resamples are drawn in blocks (:func:`significance.resample_indices`) and each
+resample's statistics summed on its own, so memory does not grow with resamples x segments, which sacrebleu's one
+``stats[idxs]`` array does. As :mod:`bertscore_viz.evaluation.significance` does for BERTScore, a pair of systems
+with identical outputs, or one segment, gets ``p = 1`` (sacrebleu: ``1 / (n + 1)``).
+
+**Bounds.** TER costs about 5 ms per output on one core, chrF and BLEU about 0.5 ms: at most
+:data:`MAX_OUTPUTS` outputs (systems x segments) are scored per metric; a metric over its bound is left out, with
+the reason and the sacrebleu command that scores it (:attr:`SurfaceScores.skipped`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+from sacrebleu.metrics import BLEU, CHRF, TER
+
+from bertscore_viz.evaluation.significance import (
+    DEFAULT_SAMPLES,
+    DEFAULT_SEED,
+    Significance,
+    analyse_resampled,
+    rank_order,
+    resample_indices,
+)
+
+__all__ = [
+    "HIGHER_IS_BETTER", "MAX_OUTPUTS", "METRICS", "MetricScores", "SurfaceScores", "corpus_metric",
+    "metric_significance", "reference_streams", "resampled_scores", "sentence_metric", "surface_scores",
+]
+
+#: The metrics, in the order the page shows them.
+METRICS = ("chrF", "BLEU", "TER")
+#: TER is an edit rate: the best system has the lowest.
+HIGHER_IS_BETTER = {"chrF": True, "BLEU": True, "TER": False}
+#: Most outputs (systems x segments) scored per metric; a metric over its bound is left out, with the reason.
+MAX_OUTPUTS = {"chrF": 200_000, "BLEU": 200_000, "TER": 20_000}
+#: Segments whose statistics are extracted between two progress updates.
+_CHUNK = 250
+_COMMAND = {"chrF": "chrf", "BLEU": "bleu", "TER": "ter"}
+ProgressFn = Callable[[int, int], None]
+
+
+def corpus_metric(name: str):
+    """A sacrebleu metric with the defaults of ``corpus_chrf`` / ``corpus_bleu`` / ``corpus_ter``."""
+    return {"chrF": CHRF, "BLEU": BLEU, "TER": TER}[name]()
+
+
+def sentence_metric(name: str):
+    """A sacrebleu metric with the defaults of ``sentence_chrf`` / ``sentence_bleu`` (effective order) /
+    ``sentence_ter``."""
+    return BLEU(effective_order=True) if name == "BLEU" else corpus_metric(name)
+
+
+def reference_streams(references: Sequence[Sequence[str]]) -> list[list[str | None]]:
+    """sacrebleu's reference streams from one list of references per segment: stream ``j`` holds each segment's
+    ``j``-th reference, ``None`` where a segment has fewer (sacrebleu's variable number of references)."""
+    k = max((len(r) for r in references), default=1)
+    return [[refs[j] if j < len(refs) else None for refs in references] for j in range(k)]
+
+
+def _num_refs(references: Sequence[Sequence[str]]) -> int:
+    """References per segment as sacrebleu's signature counts them: the count, or -1 (``var``) when it varies."""
+    counts = {len(r) for r in references}
+    return counts.pop() if len(counts) == 1 else -1
+
+
+def _signature(metric, num_refs: int, extra: Mapping[str, object] = ()) -> str:
+    """``chrF2|nrefs:1|case:mixed|...|version:2.6.0`` as sacrebleu prints it (``extra``: e.g. its bootstrap's
+    ``seed`` and ``bs``, added as its ``PairedTest`` adds them)."""
+    metric.num_refs = num_refs  # what sacrebleu sets when it reads the references
+    sig = metric.get_signature()
+    for key, value in dict(extra).items():
+        sig.update(key, value)
+    return f"{_SCORE_NAME[type(metric).__name__]}|{sig.format()}"
+
+
+_SCORE_NAME = {"CHRF": "chrF2", "BLEU": "BLEU", "TER": "TER"}
+
+
+@dataclass(frozen=True)
+class MetricScores:
+    """One sacrebleu metric over every system of a test set.
+
+    Attributes:
+        name: ``"chrF"``, ``"BLEU"`` or ``"TER"``; score_name: sacrebleu's (``"chrF2"``).
+        corpus: ``{system: corpus score}`` (0-100); sentence: ``{system: (n,) float64 segment scores}``.
+        statistics: ``{system: (n, k) float32}`` sacrebleu's sufficient statistics per segment (its bootstrap's
+            input).
+        corpus_signature, sentence_signature: sacrebleu's signatures of the two levels.
+        num_refs: references per segment as the signature counts them (-1: variable).
+        higher_is_better: False for TER.
+    """
+
+    name: str
+    score_name: str
+    corpus: dict[str, float]
+    sentence: dict[str, np.ndarray]
+    statistics: dict[str, np.ndarray] = field(repr=False)
+    corpus_signature: str
+    sentence_signature: str
+    num_refs: int
+    higher_is_better: bool
+
+    @property
+    def systems(self) -> list[str]:
+        """Best first by the corpus score (ties in natural name order)."""
+        return rank_order(self.corpus, self.higher_is_better)
+
+    def ranks(self) -> dict[str, int]:
+        """``{system: rank}``, 1 the best, by the corpus score (ties in natural name order)."""
+        return {s: i + 1 for i, s in enumerate(self.systems)}
+
+    def bootstrap_signature(self, n_samples: int = DEFAULT_SAMPLES, seed: int | None = DEFAULT_SEED) -> str:
+        """The corpus signature with the bootstrap's seed and resamples, as ``sacrebleu --paired-bs`` prints it."""
+        return _signature(corpus_metric(self.name), self.num_refs, {"seed": str(seed).lower(), "bs": n_samples})
+
+
+@dataclass(frozen=True)
+class SurfaceScores:
+    """chrF, BLEU and TER of every system of a test set (:func:`surface_scores`).
+
+    Attributes:
+        metrics: ``{name: MetricScores}`` in :data:`METRICS` order, the metrics scored.
+        skipped: ``{name: why it was not scored}`` (over :data:`MAX_OUTPUTS`).
+        n_segments: segments per system; identical: pairs of systems (frozensets of two names) with identical
+            outputs (their tests give p = 1).
+    """
+
+    metrics: dict[str, MetricScores]
+    skipped: dict[str, str]
+    n_segments: int
+    identical: frozenset
+
+    def corpus_table(self) -> dict[str, dict[str, float]]:
+        """``{system: {metric: corpus score}}``."""
+        systems = next(iter(self.metrics.values())).corpus if self.metrics else {}
+        return {s: {m: ms.corpus[s] for m, ms in self.metrics.items()} for s in systems}
+
+
+def _statistics(metric, hypotheses: Sequence[str], streams: list[list[str | None]], progress) -> list:
+    """sacrebleu's per-segment statistics of one system, extracted in chunks (each segment's are its own, so
+    chunks give what one call gives) with ``progress(segments)`` after each."""
+    out: list = []
+    for start in range(0, len(hypotheses), _CHUNK):
+        stop = min(len(hypotheses), start + _CHUNK)
+        out.extend(metric._extract_corpus_statistics(list(hypotheses[start:stop]),
+                                                     [s[start:stop] for s in streams]))
+        progress(stop - start)
+    return out
+
+
+def _score_metric(name: str, systems: Mapping[str, Sequence[str]], references: Sequence[Sequence[str]],
+                  progress) -> MetricScores:
+    corpus_m, sentence_m = corpus_metric(name), sentence_metric(name)
+    streams = reference_streams(references)
+    corpus, sentence, statistics = {}, {}, {}
+    for system, hypotheses in systems.items():
+        stats = _statistics(corpus_m, hypotheses, streams, progress)
+        corpus[system] = float(corpus_m._aggregate_and_compute(stats).score)
+        # the statistics do not depend on BLEU's effective order, only the score computed from them does
+        sentence[system] = np.array([sentence_m._aggregate_and_compute([row]).score for row in stats],
+                                    dtype=np.float64)
+        statistics[system] = np.array(stats, dtype=np.float32).reshape(len(stats), -1)
+    n_refs = _num_refs(references)
+    return MetricScores(name, _SCORE_NAME[type(corpus_m).__name__], corpus, sentence, statistics,
+                        _signature(corpus_m, n_refs), _signature(sentence_m, n_refs), n_refs,
+                        HIGHER_IS_BETTER[name])
+
+
+def _identical_pairs(systems: Mapping[str, Sequence[str]]) -> frozenset:
+    names = list(systems)
+    return frozenset(frozenset((a, b)) for i, a in enumerate(names) for b in names[i + 1:]
+                     if list(systems[a]) == list(systems[b]))
+
+
+def surface_scores(systems: Mapping[str, Sequence[str]], references: Sequence[Sequence[str]],
+                   metrics: Sequence[str] = METRICS, progress: ProgressFn | None = None,
+                   max_outputs: Mapping[str, int] | None = None) -> SurfaceScores:
+    """chrF, BLEU and TER of every system at sentence and corpus level (see the module docstring).
+
+    Args:
+        systems: ``{name: (n,) outputs}``, every system on the same segments.
+        references: ``(n,)`` lists of references (at least one each; ``""`` is an empty reference).
+        metrics: which of :data:`METRICS`.
+        progress: ``progress(done, total)`` in outputs scored (each metric counts every output once).
+        max_outputs: most outputs per metric (default :data:`MAX_OUTPUTS`); a metric over it is skipped.
+
+    Returns:
+        :class:`SurfaceScores`.
+
+    Raises:
+        ValueError: an unknown metric, or a system whose number of outputs is not the number of segments.
+    """
+    unknown = [m for m in metrics if m not in METRICS]
+    if unknown:
+        raise ValueError(f"Unknown metric(s) {unknown}; choose from {list(METRICS)}.")
+    n = len(references)
+    wrong = {s: len(v) for s, v in systems.items() if len(v) != n}
+    if wrong:
+        raise ValueError(f"Every system needs one output per segment ({n}); got {wrong}.")
+    bounds = dict(MAX_OUTPUTS if max_outputs is None else max_outputs)
+    outputs = n * len(systems)
+    todo = [m for m in METRICS if m in metrics and outputs <= bounds.get(m, outputs)]
+    skipped = {m: (f"{m} was not computed: {len(systems)} systems x {n:,} segments = {outputs:,} outputs, over this "
+                   f"page's {bounds[m]:,} for {m}. sacrebleu scores them on the command line: "
+                   f"`sacrebleu REFERENCE -i SYSTEM.txt ... -m {_COMMAND[m]}`.")
+               for m in METRICS if m in metrics and m not in todo}
+    total, done = outputs * len(todo), [0]
+
+    def step(k: int) -> None:
+        done[0] += k
+        if progress is not None:
+            progress(done[0], total)
+
+    scored = {m: _score_metric(m, systems, references, step) for m in todo}
+    return SurfaceScores(scored, skipped, n, _identical_pairs(systems))
+
+
+def resampled_scores(scores: MetricScores, n_samples: int = DEFAULT_SAMPLES, seed: int | None = DEFAULT_SEED,
+                     progress: ProgressFn | None = None) -> dict[str, np.ndarray]:
+    """Each system's corpus score in each of sacrebleu's bootstrap resamples (the same resamples for every system).
+
+    Args:
+        scores: one metric's :class:`MetricScores`.
+        n_samples: resamples; seed: sacrebleu's (12345).
+        progress: ``progress(done, total)`` in resampled scores (systems x resamples).
+
+    Returns:
+        ``{system: (n_samples,) float64}``.
+    """
+    metric = corpus_metric(scores.name)
+    stats = scores.statistics
+    n = len(next(iter(stats.values())))
+    out = {s: np.empty(n_samples, dtype=np.float64) for s in stats}
+    total = n_samples * len(stats)
+    for start, stop, idx in resample_indices(n, n_samples, seed):
+        for k, (system, values) in enumerate(stats.items()):
+            column = out[system]
+            for r, rows in enumerate(idx):
+                column[start + r] = metric._compute_score_from_stats(values[rows].sum(0)).score
+            if progress is not None:
+                progress(start * len(stats) + (k + 1) * (stop - start), total)
+    return out
+
+
+def metric_significance(surface: SurfaceScores, name: str, samples: Mapping[str, np.ndarray],
+                        baseline: str | None = None, correction: str | None = None, alpha: float = 0.05,
+                        seed: int | None = DEFAULT_SEED) -> Significance:
+    """Intervals, paired tests, Holm and clusters of one metric's corpus scores from their resampled scores
+    (:func:`resampled_scores`), as :func:`bertscore_viz.evaluation.significance.analyse` gives them for
+    BERTScore."""
+    scores = surface.metrics[name]
+    return analyse_resampled(scores.corpus, dict(samples), name, baseline, surface.n_segments, surface.identical,
+                             seed, correction, alpha, scores.higher_is_better)
