@@ -420,3 +420,19 @@ def test_the_apps_warnings_carry_no_advice_for_the_api_or_the_command_line(engin
     assert len(shown) == len(ex.warnings) and not any(WINDOW_HINT in w for w in shown)
     assert any(w.startswith("The candidate was truncated") and w.endswith("are not scored.") for w in shown)
     assert app_warnings(ex.warnings, folded=True) == [w for w in ex.warnings if WINDOW_HINT not in w]  # Inspect
+
+
+def test_the_pair_is_placed_on_the_calibration_ladder():
+    """Issue 32: Inspect says where the pair's F1 stands among random pairs and human-rated translations (the
+    calibration's own reading of the same value), and says why when there is no calibration (idf on)."""
+    from bertscore_viz.evaluation.calibration import find_calibration
+
+    at = type_pair(run_app(), CAND, REF)
+    assert not at.exception, at.exception
+    f1 = Scorer().explain(CAND, REF).f1
+    reading = find_calibration(MODEL, "en").reading(f1, 4)
+    shown = " ".join(m.value for m in at.markdown if "stands:" in m.value).replace("\\", "")
+    assert f"Where F1 {f1:.4f} stands:" in shown and reading.sentence() in shown
+    assert "random pairs" in reading.sentence()
+    at = type_pair(run_app(idf=True), CAND, REF)
+    assert "calibration" in " ".join(c.value for c in at.caption).lower()

@@ -6,9 +6,10 @@ import streamlit as st
 
 from bertscore_viz.app.ui.compare_state import dataset_references
 from bertscore_viz.app.ui.explain_view import explain_or_raw, render_explanation
-from bertscore_viz.app.ui.messages import show_error
+from bertscore_viz.app.ui.messages import escape_markdown, show_error
 from bertscore_viz.app.ui.settings import current_settings
 from bertscore_viz.errors import BertScoreVizError
+from bertscore_viz.evaluation.calibration import find_calibration, missing_calibration_message
 from bertscore_viz.files.upload import MAX_CELL_CHARS
 
 KEY = "inspect"
@@ -174,7 +175,29 @@ def main() -> None:
         show_error(exc)
         return
     st.divider()
+    _where_it_stands(explanation, settings)
     render_explanation(explanation, settings, key=KEY, long_switch=True)
+
+
+def _where_it_stands(explanation, settings) -> None:
+    """The pair's raw F1 on the calibration ladder of the model, layer and language: among random pairs of
+    unrelated sentences, and among outputs humans rated (docs/CALIBRATION.md); where no calibration exists, why and
+    how to compute one."""
+    model = explanation.signature.model
+    try:
+        calibration = find_calibration(model, settings.lang, settings.idf)
+        if calibration is None:
+            st.caption(escape_markdown(missing_calibration_message(model, settings.lang, settings.idf)))
+            return
+        reading = calibration.reading(explanation.f1, settings.resolved_layer())
+    except BertScoreVizError as exc:  # a layer the calibration does not cover
+        st.caption(escape_markdown(str(exc)))
+        return
+    st.markdown(f"**Where F1 {explanation.f1:.4f} stands:** {escape_markdown(reading.sentence())}.",
+                help="The pair's raw F1 placed among the F1 of random pairs of unrelated sentences (the pairs the "
+                     "baseline is computed from) and, where rated data exists, among outputs humans rated in the "
+                     "bottom, middle and top third, for this model, layer and language. Rescaling does not move a "
+                     "percentile.")
 
 
 main()
