@@ -1,10 +1,22 @@
-"""``python -m bertscore_viz correlate``: agreement of BERTScore (every layer), chrF and BLEU with human scores.
+"""``python -m bertscore_viz correlate``: agreement of BERTScore (every layer), chrF and BLEU with human scores, at
+every level the data allow (segment; system when outputs name their system; summary when several outputs share a
+segment id), and where the metric and the humans disagree most.
 
     python -m bertscore_viz correlate --input rated.csv [-m MODEL] [-l LAYER] [--idf] [--human COLUMN] [--json]
     python -m bertscore_viz correlate --example wmt16        # the WMT16 DA to-English data, built in
+    python -m bertscore_viz correlate --mtme wmt22.zip --lp en-de [--test-set wmt22] [--reference refA]
+        [--human mqm]                                        # WMT's mt-metrics-eval layout (a folder or a zip)
+    ... --disagreements 10 [--within group|all]              # the 10 largest disagreements each way
 
 The input is a CSV, TSV or JSON Lines file in the Compare page's layouts plus a human-score column
-(:mod:`bertscore_viz.files.human_scores`); rows without a usable human score are listed and left out.
+(:mod:`bertscore_viz.files.human_scores`); rows without a usable human score are listed and left out. In the
+mt-metrics-eval layout every system but the reference is rated by the segment-level human scores chosen, the
+domains are the groups and the system-level human scores, when present, are correlated too.
+
+``--disagreements N`` lists, for BERTScore-F1 against the humans, chrF against the humans and BERTScore-F1 against
+chrF, the ``N`` outputs each way whose percentile ranks differ most
+(:func:`bertscore_viz.evaluation.disagreements.disagreements`); with ``--json`` they are the ``"disagreements"``
+list.
 """
 
 from __future__ import annotations
@@ -14,24 +26,35 @@ import sys
 from pathlib import Path
 
 from bertscore_viz.cli.parser import EXAMPLES
-from bertscore_viz.progress import progress_bar
 from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.errors import InputError
+from bertscore_viz.evaluation.disagreements import SCOPES, disagreements
 from bertscore_viz.evaluation.human_agreement import run_agreement
+from bertscore_viz.evaluation.levels import document_keys
 from bertscore_viz.files.human_scores import parse_human_scores
+from bertscore_viz.files.mtme import open_mtme
 from bertscore_viz.locations import EXAMPLES_DIR
+from bertscore_viz.progress import progress_bar
 
-__all__ = ["run", "read_input", "format_report"]
+__all__ = ["run", "read_input", "read_mtme", "format_report", "disagreement_lists", "COMPARISONS"]
+
+#: ``--disagreements``: (metric, against) pairs; "human" = the human scores.
+COMPARISONS = (("BERTScore-F1", "human"), ("chrF", "human"), ("BERTScore-F1", "chrF"))
 
 
 def read_input(args):
+    """The rated outputs of ``--input`` or ``--example`` and the file's path.
 
+    Raises:
+        InputError: the file does not exist, is a directory, or cannot be read.
+    """
     if args.example:
         path = EXAMPLES_DIR / EXAMPLES[args.example]
     else:
         path = Path(args.input)
         if path.is_dir():
-            raise InputError(f"{path} is a directory; --input takes one CSV, TSV or JSON Lines file.")
+            raise InputError(f"{path} is a directory; --input takes one CSV, TSV or JSON Lines file (a folder in "
+                             "the mt-metrics-eval layout goes to --mtme).")
         if not path.is_file():
             raise InputError(f"The input file {path} does not exist.")
     try:
@@ -41,16 +64,77 @@ def read_input(args):
     return parse_human_scores(data, path.name, human_column=args.human), path
 
 
-def run(args) -> int:
-    """``bertscore-viz correlate --input FILE | --example wmt16 [flags]``."""
+def read_mtme(args):
+    """The rated outputs of ``--mtme PATH --lp LP`` (``--test-set``, ``--reference``, ``--human`` choose among
+    several; default: the first reference and the first human scores with a segment level), the human system
+    scores (or None) and a label.
+
+    Raises:
+        InputError: no ``--lp``, an unknown name, or a layout that cannot be read.
+    """
+    source = open_mtme(args.mtme)
+    lp = getattr(args, "lp", None)
+    test_set = getattr(args, "test_set", None)
+    if not lp:
+        raise InputError(f"--mtme needs --lp: the language pairs of {source.label} are "
+                         f"{', '.join(source.language_pairs(test_set)) or 'none'}.")
+    evalset = source.read(lp, test_set, read_metric_scores=False)
+    reference = getattr(args, "reference", None) or next(iter(evalset.references), None)
+    seg_level = [k for k in evalset.human_scores if "seg" in evalset.levels(k)]
+    human = args.human or (seg_level[0] if seg_level else None)
+    if human is None:
+        raise InputError(f"{lp} of {source.label} has no segment-level human scores (human-scores/{lp}.NAME.seg."
+                         "score); correlate needs them.")
+    rated = evalset.human_scored(reference, human)
+    gold = {s: float(v[0]) for s, v in evalset.human_scores[human].get("sys", {}).items() if v and v[0] is not None}
+    return rated, gold or None, f"{evalset.name} {lp} (reference {reference}, human scores {human})"
+
+
+def disagreement_lists(report, rated, n: int, within: str = "group") -> list[dict]:
+    """``n`` disagreements each way for each of :data:`COMPARISONS` the report has, as JSON-ready dicts whose rows
+    also carry the file row, segment id and output."""
+    out = []
+    for metric, against in COMPARISONS:
+        if metric not in report.scores or (against != "human" and against not in report.scores):
+            continue
+        other = report.human if against == "human" else report.scores[against]
+        found = disagreements(report.scores[metric], other, n=n, groups=rated.groups, systems=rated.systems,
+                              within=within, metric_name=metric, human_name=against)
+        item = found.as_dict()
+        for direction in ("too_kind", "too_harsh"):
+            for row in item[direction]:
+                i = row["index"]
+                row.update(row_in_file=rated.rows[i], segment_id=rated.segment_ids[i], candidate=rated.candidates[i])
+        out.append(item)
+    return out
+
+
+def _check(args) -> int:
+    n = getattr(args, "disagreements", None) or 0
     if args.resamples < 0:
         raise InputError(f"--resamples must be 0 or more, got {args.resamples}.")
-    rated, path = read_input(args)
+    if n < 0:
+        raise InputError(f"--disagreements must be 0 or more, got {n}.")
+    within = getattr(args, "within", None) or "group"
+    if within not in SCOPES:
+        raise InputError(f"--within must be one of {', '.join(SCOPES)}, got {within!r}.")
+    return n
+
+
+def run(args) -> int:
+    """``bertscore-viz correlate --input FILE | --example wmt16 | --mtme PATH --lp LP [flags]``."""
+    n_disagreements = _check(args)
+    gold = None
+    if getattr(args, "mtme", None):
+        rated, gold, name = read_mtme(args)
+    else:
+        rated, path = read_input(args)
+        name = path.name
     for p in rated.problems:
         where = f"row {p.row}: " if p.row else ""
-        print(f"{p.severity}: {path.name}: {where}{p.problem}", file=sys.stderr)
+        print(f"{p.severity}: {name}: {where}{p.problem}", file=sys.stderr)
     if not rated.ok:
-        raise InputError(f"Nothing to correlate in {path.name}: fewer than 3 rated outputs could be read (the "
+        raise InputError(f"Nothing to correlate in {name}: fewer than 3 rated outputs could be read (the "
                          "problems are listed above).")
     scorer = Scorer(model=args.model, layer=args.layer, idf=args.idf, lang=args.lang, batch_size=args.batch_size,
                     device=args.device, long_texts=args.long_texts)
@@ -58,14 +142,21 @@ def run(args) -> int:
         report = run_agreement(scorer, rated.candidates, rated.references, rated.human, rated.systems,
                                rated.groups, n_samples=args.resamples, seed=args.seed,
                                sentence_metrics=not args.no_sentence_metrics, progress=progress,
-                               labels=[f"row {r}" for r in rated.rows])
+                               labels=[f"row {r}" for r in rated.rows],
+                               documents=document_keys(rated.segment_ids, rated.groups), system_scores=gold)
     out = report.as_dict()
-    out["input"] = {"file": path.name, "layout": rated.layout, "human_column": rated.human_column,
+    out["input"] = {"file": name, "layout": rated.layout, "human_column": rated.human_column,
                     "rows_left_out": [p.as_dict() for p in rated.errors]}
+    lists = (disagreement_lists(report, rated, n_disagreements, getattr(args, "within", None) or "group")
+             if n_disagreements else [])
+    if n_disagreements:
+        out["disagreements"] = lists
     if args.json:
         print(json.dumps(out, ensure_ascii=False))
         return 0
-    print(format_report(report, rated, path.name))
+    print(format_report(report, rated, name))
+    if lists:
+        print("\n" + format_disagreements(lists))
     return 0
 
 
@@ -78,32 +169,58 @@ def _ci(level: dict, stat: str) -> str:
     return f"{v:+.4f}{interval:>17}"
 
 
+def _level_lines(d: dict, level: str, title: str, stats: tuple) -> list[str]:
+    header = f"{title:36}" + "".join(f"{s.capitalize() + ' [95% CI]':>25}" for s in stats)
+    lines = ["", header]
+    best = set(d["best"].get(level, []))
+    for metric, levels in d["metrics"].items():
+        if level in levels:
+            mark = "*" if metric in best else " "
+            lines.append(f"{mark} {metric:34}" + "".join(f"{_ci(levels[level], s):>25}" for s in stats))
+    return lines
+
+
 def format_report(report, rated, name: str) -> str:
     d = report.as_dict()
     lines = [f"{name}: {d['n_pairs']} rated outputs ({rated.layout} layout, human column {rated.human_column!r}); "
              f"{len(rated.errors)} row(s) left out; {d['bootstrap']['resamples']} bootstrap resamples, seed "
-             f"{d['bootstrap']['seed']}", f"BERTScore: {report.signature} (rescaling changes no correlation)", "",
-             f"{'metric':14} {'Pearson [95% CI]':>24} {'Spearman [95% CI]':>24} {'Kendall [95% CI]':>24}"]
-    for metric, levels in d["metrics"].items():
-        seg = levels["segment"]
-        lines.append(f"{metric:14} {_ci(seg, 'pearson'):>24} {_ci(seg, 'spearman'):>24} {_ci(seg, 'kendall'):>24}")
+             f"{d['bootstrap']['seed']}", f"BERTScore: {report.signature} (rescaling changes no correlation)"]
+    all_stats = ("pearson", "spearman", "kendall")
+    lines += _level_lines(d, "segment", "segment level (outputs resampled)", all_stats)
     if d["n_systems"]:
-        lines += ["", f"system level ({d['n_systems']} systems): {'Pearson [95% CI]':>24} {'Kendall [95% CI]':>24}"]
-        for metric, levels in d["metrics"].items():
-            sys_ = levels["system"]
-            lines.append(f"{metric:14} {' ' * 20} {_ci(sys_, 'pearson'):>24} {_ci(sys_, 'kendall'):>24}")
-    if report.overall.lead is not None:
-        lines += ["", report.overall.lead.sentence()]
+        lines += _level_lines(d, "system", f"system level, {d['n_systems']} systems", ("pearson", "kendall"))
+    if d["n_gold_systems"] and "system_gold" in d["best"]:
+        lines += _level_lines(d, "system_gold", f"vs human system scores, {d['n_gold_systems']} systems",
+                              ("pearson", "kendall"))
+    if d["n_documents"]:
+        lines += _level_lines(d, "summary", f"summary level, {d['n_documents']} documents", all_stats)
+    lines += ["", "* best in its column at that level. Intervals: " + "; ".join(
+        f"{lv} level: {how}" for lv, how in d["resampled"].items()) + "."]
+    lines += [""] + report.overall.headline()
     f1 = d["layers"]["F1"]
     curve = "  ".join(f"L{k} {'n/a' if v is None else f'{v:.3f}'}" for k, v in enumerate(f1))
     lines += ["", f"F1 Pearson by layer: {curve}",
               f"best layer here: {d['best_layer']}; tuned layer of the model: {d['tuned_layer']}; shown: {d['layer']}"]
     for group, g in d.get("groups", {}).items():
-        best = max(g["metrics"], key=lambda m: g["metrics"][m]["segment"]["pearson"] or -2)
+        best = ", ".join(f"{lv}: {'/'.join(m)}" for lv, m in g["best"].items())
         f1g = g["metrics"]["BERTScore-F1"]["segment"]
         lines.append(f"group {group}: {g['n_pairs']} outputs, BERTScore-F1 Pearson {_ci(f1g, 'pearson').strip()}; "
-                     f"best metric {best}")
+                     f"best {best}")
     for w in report.warnings:
         lines.append(f"Warning: {w}")
     return "\n".join(lines)
 
+
+def format_disagreements(lists: list[dict]) -> str:
+    """The ``--disagreements`` lists as text: per comparison and direction, row, percentile difference, output."""
+    lines = []
+    for item in lists:
+        lines.append(f"Where {item['metric']} and {item['human']} disagree most (ranked within "
+                     f"{'each group' if item['within'] == 'group' else 'the whole set'}; difference = "
+                     f"{item['metric']} percentile - {item['human']} percentile):")
+        for direction, title in (("too_kind", "metric too kind"), ("too_harsh", "metric too harsh")):
+            lines.append(f"  {title}:")
+            for row in item[direction]:
+                text = row["candidate"] if len(row["candidate"]) <= 70 else row["candidate"][:69] + "…"
+                lines.append(f"    row {row['row_in_file']:>6}  {row['difference']:+7.1f}  {text}")
+    return "\n".join(lines)

@@ -145,11 +145,19 @@ def _tune_layers(sub) -> None:
 
 def _correlate(sub) -> None:
     p = _command(sub, "correlate", "correlate",
-                 help="correlation of BERTScore (every layer), chrF and BLEU with human scores")
+                 help="correlation of BERTScore (every layer), chrF and BLEU with human scores at every level "
+                      "(segment, system, summary), and where they disagree with the humans")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--input", help="CSV/TSV/JSONL: candidate, reference(s), human [, system, segment_id, group]")
     src.add_argument("--example", choices=sorted(EXAMPLES), help="a built-in data set (wmt16: WMT16 DA to English)")
-    p.add_argument("--human", default=None, help="the human-score column (default: human, score, da, z, rating)")
+    src.add_argument("--mtme", metavar="PATH", default=None,
+                     help="a folder or zip in WMT's mt-metrics-eval layout (with --lp; domains become the groups)")
+    p.add_argument("--lp", default=None, help="--mtme: the language pair, e.g. en-de")
+    p.add_argument("--test-set", dest="test_set", default=None, help="--mtme: the test set, when it holds several")
+    p.add_argument("--reference", default=None, help="--mtme: the reference (default: the first)")
+    p.add_argument("--human", default=None,
+                   help="the human-score column (default: human, score, da, z, rating); with --mtme the name of the "
+                        "human scores (default: the first with a segment level)")
     p.add_argument("-m", "--model", default=None, help="model: bundled default, local directory or hub name")
     p.add_argument("-l", "--layer", type=int, default=None, help="the layer of the BERTScore rows (default: tuned)")
     p.add_argument("--lang", default="en", help="language (kept for the signature; rescaling changes no correlation)")
@@ -159,6 +167,11 @@ def _correlate(sub) -> None:
     p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
     p.add_argument("--seed", type=int, default=12345, help="bootstrap seed (default 12345)")
     p.add_argument("--no-sentence-metrics", action="store_true", help="skip sentence chrF and BLEU")
+    p.add_argument("--disagreements", type=int, default=0, metavar="N",
+                   help="list the N outputs each way (metric too kind, too harsh) where BERTScore-F1 and chrF "
+                        "disagree most with the humans, and BERTScore-F1 with chrF (JSON: \"disagreements\")")
+    p.add_argument("--within", choices=["group", "all"], default="group",
+                   help="rank the disagreements within each group (default) or over all outputs")
     p.add_argument("-b", "--batch_size", type=int, default=64)
     p.add_argument("--device", default=None)
     p.add_argument("--json", action="store_true", help="print one JSON object")

@@ -1,22 +1,29 @@
-"""Agreement of metrics with human scores: segment- and system-level correlations with bootstrap intervals, and
-whether the best metric's lead over the second is significant. Pure functions over arrays (no model, no I/O).
+"""Agreement of metrics with human scores at every level (segment, system, summary) with bootstrap intervals, and
+whether the best metric's lead over the second is significant at each. Pure functions over arrays (no model, no
+I/O).
 
 Definitions (scipy's, so that a number here equals ``scipy.stats`` on the same arrays):
 
 * **Pearson** r (``pearsonr``), **Spearman** rho (``spearmanr``: Pearson of average ranks), **Kendall** tau-b
   (``kendalltau``, which corrects for ties on either side).
-* **Segment level**: every (candidate, human score) pair is one point. **System level**: a system's metric score is
-  the mean of its segments' metric scores, its human score the mean of its segments' human scores; Pearson and
-  Kendall over the systems (WMT's system-level setting; Spearman is not reported with few points).
-* **Bootstrap 95% intervals**: segments are resampled with replacement, ``numpy.random.default_rng(seed)``
-  ``.choice(n, size=(n_samples, n))``, as :mod:`bertscore_viz.evaluation.significance` and sacrebleu draw them
-  (default 1,000 resamples, seed 12345, so that a run is reproducible); the interval is the 2.5th and 97.5th
-  percentile of the resampled statistic. At system level the same resampled segments are averaged per system.
-  Every metric sees the same resamples (paired).
-* **The lead**: metrics are ranked by the primary statistic (segment-level Pearson unless told otherwise); the
-  lead of the first over the second is tested with a paired bootstrap on those same resamples:
-  ``p = (c + 1) / (n_samples + 1)`` where ``c`` counts the resamples in which the first is not ahead (its
-  statistic minus the second's is at most 0). One-sided: "is the best really better than the runner-up?".
+* **Segment level**: every (candidate, human score) pair is one point.
+* **System level**: a system's metric score is the mean of its segments' metric scores, its human score the mean
+  of its segments' human scores; Pearson and Kendall over the systems (WMT's system-level setting; Spearman is not
+  reported with few points). Needs at least 3 systems. When human **system-level scores** are given (e.g.
+  mt-metrics-eval's ``sys`` files), the metric's system means are also correlated with them (``system_gold``).
+* **Summary level**: per document, the correlation across its outputs, averaged over documents
+  (:mod:`bertscore_viz.evaluation.levels`).
+* **Bootstrap 95% intervals**: at segment and system level the outputs are resampled with replacement,
+  ``numpy.random.default_rng(seed).choice(n, size=(n_samples, n))``, as :mod:`bertscore_viz.evaluation.significance`
+  and sacrebleu draw them (default 1,000 resamples, seed 12345, so that a run is reproducible); at system level
+  each resample's outputs are re-averaged per system. At summary level the documents are resampled. The interval
+  is the 2.5th and 97.5th percentile of the resampled statistic; every metric sees the same resamples (paired).
+  The resampled statistics are computed for all resamples at once (:mod:`bertscore_viz.evaluation.resampled`).
+* **The lead**, at each level: metrics are ranked by the level's statistic (``primary``, segment-level Pearson
+  unless told otherwise; Pearson at system level when ``primary`` is Spearman); the lead of the first over the
+  second is tested with a paired bootstrap on that level's resamples: ``p = (c + 1) / (n_samples + 1)`` where
+  ``c`` counts the resamples in which the first is not ahead (its statistic minus the second's is at most 0).
+  One-sided: "is the best really better than the runner-up?".
 * A statistic is NaN (and said so) where it is undefined: fewer than 3 points, or one side constant.
 * Pairs whose human score or metric score is missing or not finite are dropped before anything is computed, the
   same pairs for every metric, and listed with the reason; correlations never silently drop points.
@@ -30,9 +37,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import stats
-from scipy.stats import rankdata
 
+from bertscore_viz.evaluation import levels as lv
+from bertscore_viz.evaluation.resampled import (
+    counts_of,
+    matmul,
+    resampled_correlations,
+    rowwise_kendall,
+    rowwise_pearson,
+)
 from bertscore_viz.evaluation.significance import DEFAULT_SAMPLES, DEFAULT_SEED
+
+__all__ = ["STATISTICS", "SYSTEM_STATISTICS", "Agreement", "Lead", "LevelResult", "agreement", "best_metrics",
+           "correlation", "percentile_interval", "resample_indices", "usable_pairs"]
 
 STATISTICS = ("pearson", "spearman", "kendall")
 SYSTEM_STATISTICS = ("pearson", "kendall")
@@ -42,7 +59,11 @@ _BLOCK_CELLS = 2_000_000
 
 # --- one statistic ------------------------------------------------------------------------------------------------
 def correlation(x, y, statistic: str = "pearson") -> float:
-    """One correlation as scipy computes it; NaN when undefined (fewer than 3 points, or a constant side)."""
+    """One correlation as scipy computes it; NaN when undefined (fewer than 3 points, or a constant side).
+
+    Raises:
+        ValueError: an unknown statistic, or ``x`` and ``y`` of different lengths.
+    """
 
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
@@ -59,45 +80,6 @@ def correlation(x, y, statistic: str = "pearson") -> float:
         if statistic == "spearman":
             return float(stats.spearmanr(x, y)[0])
         return float(stats.kendalltau(x, y)[0])
-
-
-def _rowwise_pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Pearson r of each row pair of ``(m, n)`` arrays; NaN for a constant row."""
-    xc = x - x.mean(axis=1, keepdims=True)
-    yc = y - y.mean(axis=1, keepdims=True)
-    den = np.sqrt((xc * xc).sum(axis=1) * (yc * yc).sum(axis=1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = (xc * yc).sum(axis=1) / den
-    r[~(den > 0)] = np.nan
-    return np.clip(r, -1.0, 1.0)
-
-
-def _rowwise_kendall(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Kendall tau-b of each row pair of ``(m, k)`` arrays from the signs of all pairs (for small ``k``): the sum
-    of ``sign(dx) sign(dy)`` over pairs is ``n_c - n_d`` and the sums of squared signs are the untied pairs, which
-    is tau-b. A NaN value drops its point (every pair with it has sign 0). NaN when fewer than 3 points remain or
-    a side is constant."""
-    with np.errstate(invalid="ignore"):
-        sx = np.nan_to_num(np.sign(x[:, :, None] - x[:, None, :]))
-        sy = np.nan_to_num(np.sign(y[:, :, None] - y[:, None, :]))
-    ok = np.isfinite(x) & np.isfinite(y)
-    sx *= ok[:, :, None] & ok[:, None, :]
-    sy *= ok[:, :, None] & ok[:, None, :]
-    den = np.sqrt((sx * sx).sum(axis=(1, 2)) * (sy * sy).sum(axis=(1, 2)))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        tau = (sx * sy).sum(axis=(1, 2)) / den
-    tau[~(den > 0) | (ok.sum(axis=1) < 3)] = np.nan
-    return tau
-
-
-def _resampled(x: np.ndarray, y: np.ndarray, statistic: str) -> np.ndarray:
-    """The statistic of each resample: ``x``, ``y`` are ``(m, n)`` resampled rows."""
-
-    if statistic == "pearson":
-        return _rowwise_pearson(x, y)
-    if statistic == "spearman":
-        return _rowwise_pearson(rankdata(x, axis=1), rankdata(y, axis=1))
-    return np.array([correlation(a, b, "kendall") for a, b in zip(x, y)])
 
 
 def resample_indices(n: int, n_samples: int = DEFAULT_SAMPLES, seed: int | None = DEFAULT_SEED):
@@ -136,7 +118,7 @@ class LevelResult:
 
 @dataclass(frozen=True)
 class Lead:
-    """The best metric's lead over the second on the primary statistic, with its paired-bootstrap p."""
+    """The best metric's lead over the second on one level's statistic, with its paired-bootstrap p."""
 
     best: str
     second: str
@@ -149,10 +131,12 @@ class Lead:
         return bool(self.p_value < alpha)
 
     def sentence(self, alpha: float = 0.05) -> str:
-        what = f"{self.level}-level {self.statistic.capitalize()}"
+        what = f"{self.level.split('_')[0]}-level {self.statistic.capitalize()}" + (
+            " against the human system scores" if self.level == "system_gold" else "")
         verdict = "significantly" if self.significant(alpha) else "not significantly"
+        how = lv.RESAMPLED.get(self.level, "resampling the outputs")
         return (f"{self.best} leads {self.second} on {what} by {self.difference:+.4f}: {verdict} "
-                f"(paired bootstrap, one-sided p = {self.p_value:.3f}).")
+                f"(paired bootstrap {how}, one-sided p = {self.p_value:.3f}).")
 
     def as_dict(self) -> dict:
         return {"best": self.best, "second": self.second, "statistic": self.statistic, "level": self.level,
@@ -162,14 +146,21 @@ class Lead:
 
 @dataclass(frozen=True)
 class Agreement:
-    """Correlations of several metrics with one set of human scores.
+    """Correlations of several metrics with one set of human scores, at every level the data allow.
 
     Attributes:
         segment: ``{metric: LevelResult}`` at segment level.
         system: ``{metric: LevelResult}`` at system level (empty without systems, or with fewer than 3).
-        lead: the best metric's lead over the second (None with fewer than two metrics or undefined statistics).
+        lead: the segment level's lead (``leads["segment"]``).
         n_pairs: pairs used; dropped: ``[(row index, reason)]`` of pairs left out.
         n_systems: systems at system level; n_samples, seed: the bootstrap's.
+        summary: ``{metric: LevelResult}`` at summary level (empty without documents of 3 or more outputs).
+        n_documents: documents at summary level.
+        system_gold: ``{metric: LevelResult}``: system means against given human system scores (else empty);
+            n_gold_systems: systems with such a score.
+        leads: ``{level: Lead}`` where two metrics or more have a defined statistic.
+        primary: the statistic that ranks metrics.
+        notes: why a level is missing, when the data name systems or documents but the level cannot be computed.
     """
 
     segment: dict
@@ -180,15 +171,47 @@ class Agreement:
     n_systems: int = 0
     n_samples: int = DEFAULT_SAMPLES
     seed: int | None = DEFAULT_SEED
+    summary: dict = field(default_factory=dict)
+    n_documents: int = 0
+    system_gold: dict = field(default_factory=dict)
+    n_gold_systems: int = 0
+    leads: dict = field(default_factory=dict)
+    primary: str = "pearson"
+    notes: tuple = ()
+
+    def levels(self) -> dict:
+        """``{level: {metric: LevelResult}}`` of the levels present, in :data:`levels.LEVELS` order."""
+        table = {"segment": self.segment, "system": self.system, "system_gold": self.system_gold,
+                 "summary": self.summary}
+        return {level: table[level] for level in lv.LEVELS if table[level]}
+
+    def level_statistic(self, level: str) -> str:
+        """The statistic that ranks metrics at ``level``."""
+        if level in ("system", "system_gold") and self.primary not in SYSTEM_STATISTICS:
+            return "pearson"
+        return self.primary
+
+    def missing_levels(self) -> list[str]:
+        return list(self.notes)
+
+    def headline(self, alpha: float = 0.05) -> list[str]:
+        """The verdict at every level, as sentences (:func:`bertscore_viz.evaluation.levels.headline`)."""
+        return lv.headline(self, alpha)
 
     def as_dict(self) -> dict:
         metrics = {}
-        for name, seg in self.segment.items():
-            metrics[name] = {"segment": seg.as_dict()}
-            if name in self.system:
-                metrics[name]["system"] = self.system[name].as_dict()
-        return {"n_pairs": self.n_pairs, "n_systems": self.n_systems, "metrics": metrics,
+        for level, results in self.levels().items():
+            for name, res in results.items():
+                metrics.setdefault(name, {})[level] = res.as_dict()
+        return {"n_pairs": self.n_pairs, "n_systems": self.n_systems, "n_documents": self.n_documents,
+                "n_gold_systems": self.n_gold_systems, "metrics": metrics,
                 "lead": None if self.lead is None else self.lead.as_dict(),
+                "leads": {k: v.as_dict() for k, v in self.leads.items()},
+                "best": {level: best_metrics(results, self.level_statistic(level))
+                         for level, results in self.levels().items()},
+                "levels_disagree": lv.levels_disagree(self), "headline": self.headline(),
+                "resampled": {level: lv.RESAMPLED[level] for level in self.levels()},
+                "primary": self.primary, "notes": list(self.notes),
                 "dropped": [{"row": int(i), "reason": r} for i, r in self.dropped],
                 "bootstrap": {"resamples": self.n_samples, "seed": self.seed}}
 
@@ -197,8 +220,23 @@ def _num(v: float) -> float | None:
     return None if v is None or not math.isfinite(v) else round(float(v), 6)
 
 
+def best_metrics(results: dict, statistic: str, decimals: int = 4) -> list[str]:
+    """The metrics with the highest ``statistic`` in ``results`` (``{metric: LevelResult}``), all of them when
+    several are equal at ``decimals`` decimals (as a table shows them); [] when none is defined."""
+    shown = {m: round(r.values[statistic], decimals) for m, r in results.items()
+             if statistic in r.values and math.isfinite(r.values[statistic])}
+    if not shown:
+        return []
+    top = max(shown.values())
+    return [m for m, v in shown.items() if v == top]
+
+
 def usable_pairs(metrics: dict[str, np.ndarray], human) -> tuple[np.ndarray, list[tuple[int, str]]]:
-    """A mask of the pairs every metric and the human score have a finite value for, and the dropped ones."""
+    """A mask of the pairs every metric and the human score have a finite value for, and the dropped ones.
+
+    Raises:
+        ValueError: a metric with another number of values than ``human``.
+    """
     human = np.asarray(human, dtype=np.float64)
     keep = np.isfinite(human)
     dropped = [(int(i), "the human score is missing or not a number") for i in np.flatnonzero(~keep)]
@@ -212,84 +250,62 @@ def usable_pairs(metrics: dict[str, np.ndarray], human) -> tuple[np.ndarray, lis
     return keep, sorted(dropped)
 
 
-def agreement(metrics: dict[str, np.ndarray], human, systems=None, n_samples: int = DEFAULT_SAMPLES,
-              seed: int | None = DEFAULT_SEED, primary: str = "pearson") -> Agreement:
-    """Segment- and (with ``systems``) system-level correlations of each metric with ``human``.
+@dataclass(frozen=True)
+class _Systems:
+    """The systems of the usable pairs: each pair's system, the names, and human system scores when given."""
 
-    Args:
-        metrics: ``{name: (n,) scores}``, in the order they should be listed.
-        human: ``(n,)`` human scores (NaN = missing: the pair is dropped).
-        systems: ``(n,)`` system name of each pair, or None.
-        n_samples, seed: the bootstrap's resamples and seed.
-        primary: the statistic that ranks metrics for the lead test.
-    """
-    if primary not in STATISTICS:
-        raise ValueError(f"primary must be one of {', '.join(STATISTICS)}, got {primary!r}.")
-    keep, dropped = usable_pairs(metrics, human)
-    h = np.asarray(human, dtype=np.float64)[keep]
-    ms = {k: np.asarray(v, dtype=np.float64)[keep] for k, v in metrics.items()}
-    sys_codes, n_systems = None, 0
-    if systems is not None:
-        names = np.asarray(systems, dtype=object)[keep]
-        uniq, sys_codes = np.unique(names.astype(str), return_inverse=True)
-        n_systems = len(uniq)
-        if n_systems < 3:
-            sys_codes = None
-    n = len(h)
-    seg_samples = {k: {s: [] for s in STATISTICS} for k in ms}
-    sys_samples = {k: {s: [] for s in SYSTEM_STATISTICS} for k in ms}
-    if n >= 3 and n_samples > 0:
-        for idx in resample_indices(n, n_samples, seed):
-            hh = h[idx]
-            for k, v in ms.items():
-                vv = v[idx]
-                for s in STATISTICS:
-                    seg_samples[k][s].append(_resampled(vv, hh, s))
-                if sys_codes is not None:
-                    hs, vs = _system_means(hh, sys_codes[idx], n_systems), _system_means(vv, sys_codes[idx], n_systems)
-                    for s in SYSTEM_STATISTICS:
-                        sys_samples[k][s].append(_resampled_systems(vs, hs, s))
-    segment, system = {}, {}
-    for k, v in ms.items():
-        values = {s: correlation(v, h, s) for s in STATISTICS}
-        samples = {s: np.concatenate(seg_samples[k][s]) if seg_samples[k][s] else np.array([]) for s in STATISTICS}
-        segment[k] = LevelResult(values, {s: percentile_interval(samples[s]) for s in STATISTICS}, n)
-        seg_samples[k] = samples
-        if sys_codes is not None:
-            hs, vs = _system_means(h[None], sys_codes[None], n_systems)[0], _system_means(v[None], sys_codes[None],
-                                                                                         n_systems)[0]
-            sv = {s: correlation(vs, hs, s) for s in SYSTEM_STATISTICS}
-            ssamp = {s: np.concatenate(sys_samples[k][s]) for s in SYSTEM_STATISTICS}
-            system[k] = LevelResult(sv, {s: percentile_interval(ssamp[s]) for s in SYSTEM_STATISTICS}, n_systems)
-    lead = _lead(segment, seg_samples, primary, "segment", n_samples)
-    return Agreement(segment, system, lead, n, dropped, n_systems if sys_codes is not None else 0, n_samples, seed)
+    codes: np.ndarray
+    names: tuple
+    gold: np.ndarray | None  # (S,) human system score, NaN for a system without one
 
 
-def _system_means(values: np.ndarray, codes: np.ndarray, k: int) -> np.ndarray:
-    """``(m, k)`` mean per system of each row of ``(m, n)`` values; NaN for a system absent from a resample."""
-    m = values.shape[0]
-    flat = (codes + k * np.arange(m)[:, None]).ravel()
-    sums = np.bincount(flat, weights=values.ravel(), minlength=m * k).reshape(m, k)
-    counts = np.bincount(flat, minlength=m * k).reshape(m, k)
+def _systems(systems, keep: np.ndarray, system_scores: dict | None) -> tuple[_Systems | None, list[str]]:
+    if systems is None:
+        return None, []
+    labels = np.asarray([str(s) for s in np.asarray(systems, dtype=object)[keep]], dtype=object)
+    names, codes = np.unique(labels, return_inverse=True)
+    if len(names) < 3:
+        return None, [f"No system level: the outputs name {len(names)} system(s); a system-level correlation "
+                      "needs at least 3."]
+    gold = None
+    if system_scores:
+        gold = np.array([float(system_scores.get(n, math.nan)) for n in names], dtype=np.float64)
+        gold[~np.isfinite(gold)] = np.nan
+    return _Systems(codes.ravel(), tuple(str(n) for n in names), gold), []
+
+
+def _system_means(counts: np.ndarray, x: np.ndarray, h: np.ndarray, systems: _Systems):
+    """Per resample, each system's mean metric ``(k, m, S)`` and mean human score ``(m, S)``; NaN for a system
+    absent from a resample."""
+    n_sys = len(systems.names)
+    onehot = np.zeros((len(h), n_sys))
+    onehot[np.arange(len(h)), systems.codes] = 1.0
+    rows = np.concatenate([onehot.T, (onehot * h[:, None]).T, (x[:, :, None] * onehot[None]).transpose(0, 2, 1)
+                           .reshape(-1, len(h))])
+    sums = matmul(rows, counts.astype(np.float64))  # (S * (k + 2), m)
+    drawn = sums[:n_sys]
     with np.errstate(invalid="ignore", divide="ignore"):
-        return sums / counts
+        human = (sums[n_sys:2 * n_sys] / drawn).T
+        metric = (sums[2 * n_sys:].reshape(len(x), n_sys, -1) / drawn[None]).transpose(0, 2, 1)
+    return metric, human
 
 
-def _resampled_systems(vs: np.ndarray, hs: np.ndarray, statistic: str) -> np.ndarray:
-    """System-level statistic of each resample (``(m, k)`` system means; NaN = a system absent from it)."""
+def _system_statistic(metric: np.ndarray, human: np.ndarray, statistic: str) -> np.ndarray:
+    """``(k, m)``: the statistic over systems of each metric in each resample (NaN = a system absent from it)."""
+    k, m, n_sys = metric.shape
+    x = metric.reshape(k * m, n_sys)
+    y = np.broadcast_to(human[None], metric.shape).reshape(k * m, n_sys)
     if statistic == "kendall":
-        return _rowwise_kendall(vs, hs)
-    ok = np.isfinite(vs) & np.isfinite(hs)
-    if ok.all():
-        return _rowwise_pearson(vs, hs)
-    out = np.empty(len(vs))
-    for i, (a, b, keep) in enumerate(zip(vs, hs, ok)):
-        out[i] = correlation(a[keep], b[keep], statistic)
-    return out
+        return rowwise_kendall(x, y).reshape(k, m)
+    ok = np.isfinite(x) & np.isfinite(y)
+    out = rowwise_pearson(np.where(ok, x, 0.0), np.where(ok, y, 0.0))
+    for i in np.flatnonzero(~ok.all(axis=1)):  # rare: a system with no output in a resample
+        out[i] = correlation(x[i][ok[i]], y[i][ok[i]], statistic)
+    return out.reshape(k, m)
 
 
-def _lead(results: dict, samples: dict, statistic: str, level: str, n_samples: int) -> Lead | None:
-    ranked = sorted((k for k in results if math.isfinite(results[k].values[statistic])),
+def _lead(results: dict, samples: dict, statistic: str, level: str) -> Lead | None:
+    ranked = sorted((k for k in results if math.isfinite(results[k].values.get(statistic, math.nan))),
                     key=lambda k: -results[k].values[statistic])
     if len(ranked) < 2:
         return None
@@ -301,3 +317,126 @@ def _lead(results: dict, samples: dict, statistic: str, level: str, n_samples: i
     d = a - b
     not_ahead = int(np.sum(~(d > 0)))  # NaN resamples count against the lead
     return Lead(best, second, statistic, level, diff, (not_ahead + 1) / (len(d) + 1))
+
+
+def _results(names, point: dict, samples: dict, n: int, statistics) -> tuple[dict, dict]:
+    """``{metric: LevelResult}`` and ``{metric: {statistic: resampled values}}`` from ``{statistic: (k,)}`` point
+    values and ``{statistic: (k, m)}`` resampled values."""
+    results, per_metric = {}, {}
+    for j, name in enumerate(names):
+        per_metric[name] = {s: samples[s][j] for s in statistics}
+        results[name] = LevelResult({s: float(point[s][j]) for s in statistics},
+                                    {s: percentile_interval(samples[s][j]) for s in statistics}, n)
+    return results, per_metric
+
+
+def _bootstrap(x: np.ndarray, h: np.ndarray, systems: _Systems | None, n_samples: int, seed) -> dict:
+    """Resampled statistics of every metric: ``{"segment": {stat: (k, m)}, "system": ..., "system_gold": ...}``."""
+    out = {"segment": {s: [] for s in STATISTICS}, "system": {s: [] for s in SYSTEM_STATISTICS},
+           "system_gold": {s: [] for s in SYSTEM_STATISTICS}}
+    n = len(h)
+    has_gold = None if systems is None or systems.gold is None else np.isfinite(systems.gold)
+    if n >= 3 and n_samples > 0:
+        for idx in resample_indices(n, n_samples, seed):
+            counts = counts_of(idx, n)
+            for s, v in resampled_correlations(counts, x, h).items():
+                out["segment"][s].append(v)
+            if systems is None:
+                continue
+            metric, human = _system_means(counts, x, h, systems)
+            for s in SYSTEM_STATISTICS:
+                out["system"][s].append(_system_statistic(metric, human, s))
+                if has_gold is not None and has_gold.sum() >= 3:
+                    gold = np.broadcast_to(systems.gold[has_gold], human[:, has_gold].shape)
+                    out["system_gold"][s].append(_system_statistic(metric[:, :, has_gold], gold, s))
+    empty = np.zeros((len(x), 0))
+    return {level: {s: np.concatenate(v, axis=1) if v else empty for s, v in parts.items()}
+            for level, parts in out.items()}
+
+
+def _system_points(x: np.ndarray, h: np.ndarray, systems: _Systems) -> tuple[np.ndarray, np.ndarray]:
+    """Each metric's mean per system ``(k, S)`` and the mean human score per system ``(S,)``, over every output."""
+    counts = np.ones((len(h), 1), dtype=np.float32)
+    metric, human = _system_means(counts, x, h, systems)
+    return metric[:, 0, :], human[0]
+
+
+def _system_levels(levels: dict, names: list, x: np.ndarray, h: np.ndarray, sys_info: _Systems | None,
+                   samples: dict, notes: list) -> int:
+    """Add the system level (and the level against human system scores) to ``levels``; the number of systems
+    with a human system score."""
+    if sys_info is None:
+        return 0
+    sys_x, sys_h = _system_points(x, h, sys_info)
+    point = {s: [correlation(v, sys_h, s) for v in sys_x] for s in SYSTEM_STATISTICS}
+    levels["system"] = _results(names, point, samples["system"], len(sys_info.names), SYSTEM_STATISTICS)
+    if sys_info.gold is None:
+        return 0
+    has = np.isfinite(sys_info.gold)
+    n_gold = int(has.sum())
+    if n_gold >= 3:
+        point = {s: [correlation(v[has], sys_info.gold[has], s) for v in sys_x] for s in SYSTEM_STATISTICS}
+        levels["system_gold"] = _results(names, point, samples["system_gold"], n_gold, SYSTEM_STATISTICS)
+    else:
+        notes.append(f"No system level against the human system scores: {n_gold} of the systems have one; a "
+                     "correlation needs at least 3.")
+    return n_gold
+
+
+def _summary_level(levels: dict, names: list, x: np.ndarray, h: np.ndarray, labels: np.ndarray, n_samples: int,
+                   seed, notes: list) -> int:
+    """Add the summary level to ``levels`` (documents resampled); the number of documents it rests on."""
+    docs = lv.document_correlations(x, h, labels)
+    if docs.n_documents:
+        levels["summary"] = _results(names, docs.means(), lv.resampled_document_means(docs, n_samples, seed),
+                                     docs.n_documents, STATISTICS)
+    elif len(set(map(str, labels))) < len(labels):  # documents named, but none with enough outputs
+        notes.append(f"No summary level: no document (segment id) has {lv.MIN_DOCUMENT_OUTPUTS} or more rated "
+                     "outputs.")
+    return docs.n_documents
+
+
+def agreement(metrics: dict[str, np.ndarray], human, systems=None, n_samples: int = DEFAULT_SAMPLES,
+              seed: int | None = DEFAULT_SEED, primary: str = "pearson", documents=None,
+              system_scores: dict | None = None) -> Agreement:
+    """Segment-, system- (with ``systems``) and summary-level (with ``documents``) correlations of each metric
+    with ``human``.
+
+    Args:
+        metrics: ``{name: (n,) scores}``, in the order they should be listed.
+        human: ``(n,)`` human scores (NaN = missing: the pair is dropped).
+        systems: ``(n,)`` system name of each pair, or None.
+        n_samples, seed: the bootstrap's resamples and seed.
+        primary: the statistic that ranks metrics for the lead test.
+        documents: ``(n,)`` document of each pair (e.g. :func:`levels.document_keys`), or None.
+        system_scores: ``{system: human system-level score}`` (e.g. WMT's official ones), or None.
+
+    Returns:
+        :class:`Agreement`.
+
+    Raises:
+        ValueError: an unknown ``primary``, or arrays of different lengths.
+    """
+    if primary not in STATISTICS:
+        raise ValueError(f"primary must be one of {', '.join(STATISTICS)}, got {primary!r}.")
+    keep, dropped = usable_pairs(metrics, human)
+    names = list(metrics)
+    h = np.asarray(human, dtype=np.float64)[keep]
+    x = np.stack([np.asarray(metrics[k], dtype=np.float64)[keep] for k in names]) if names else np.zeros((0, len(h)))
+    sys_info, notes = _systems(systems, keep, system_scores)
+    samples = _bootstrap(x, h, sys_info, n_samples, seed)
+    levels = {"segment": _results(names, {s: [correlation(v, h, s) for v in x] for s in STATISTICS},
+                                  samples["segment"], len(h), STATISTICS)}
+    n_gold = _system_levels(levels, names, x, h, sys_info, samples, notes)
+    n_docs = 0 if documents is None else _summary_level(levels, names, x, h, np.asarray(documents, dtype=object)[keep],
+                                                        n_samples, seed, notes)
+    leads = {}
+    for level, (results, per_metric) in levels.items():
+        stat = "pearson" if level.startswith("system") and primary not in SYSTEM_STATISTICS else primary
+        lead = _lead(results, per_metric, stat, level)
+        if lead is not None:
+            leads[level] = lead
+    found = {level: results for level, (results, _) in levels.items()}
+    return Agreement(found["segment"], found.get("system", {}), leads.get("segment"), len(h), dropped,
+                     len(sys_info.names) if sys_info is not None else 0, n_samples, seed, found.get("summary", {}),
+                     n_docs, found.get("system_gold", {}), n_gold, leads, primary, tuple(notes))

@@ -1,11 +1,17 @@
 """Does BERTScore agree with your judges? BERTScore P, R and F1 (at the chosen layer and, from the same model pass,
-at every layer), sentence chrF and sentence BLEU, each correlated with the human scores of rated outputs.
+at every layer), sentence chrF and sentence BLEU, each correlated with the human scores of rated outputs at every
+level the data allow: segment, system (outputs name their system), summary (outputs name their document or segment,
+several per document), and against human system-level scores when given.
 
 One model pass (``Scorer.match(..., layers="all", keep="scores")``) gives every layer's P/R/F of every output;
 sacrebleu gives the sentence-level baselines (``sentence_chrf`` and ``sentence_bleu`` with their defaults, against
-all references of the output). Correlations, intervals and the lead test are
+all references of the output). Correlations, intervals and the lead tests are
 :func:`bertscore_viz.evaluation.correlation.agreement`'s. Rescaling is linear and increasing, so it changes no
 correlation: the raw scores are used whatever the rescaling setting.
+
+The model pass and the sentence metrics are computed once (:func:`layer_scores`, :func:`sentence_metric_scores`);
+:func:`report_at` then costs only the correlations and their bootstrap, so another layer, seed or number of
+resamples never scores again.
 """
 
 from __future__ import annotations
@@ -21,6 +27,9 @@ from bertscore_viz.engine.arguments import normalize_inputs
 from bertscore_viz.errors import InputError
 from bertscore_viz.evaluation.correlation import Agreement, agreement, correlation
 from bertscore_viz.evaluation.significance import DEFAULT_SAMPLES, DEFAULT_SEED
+
+__all__ = ["BERTSCORE_METRICS", "SENTENCE_METRICS", "AgreementReport", "LayerScores", "layer_correlations",
+           "layer_scores", "report_at", "run_agreement", "sentence_metric_scores"]
 
 ProgressFn = Callable[[int, int], None]
 BERTSCORE_METRICS = ("BERTScore-P", "BERTScore-R", "BERTScore-F1")
@@ -64,6 +73,8 @@ class AgreementReport:
         scores: ``{metric: (n,) score of each output}`` (BERTScore at ``layer``, raw), for scatter plots and exports.
         human: the human scores; systems, groups: per output or None.
         signature: the BERTScore settings; idf: whether idf weighting was used.
+        documents: the document of each output (summary level), or None; system_scores: human system-level
+            scores given (``{system: score}``), or None.
     """
 
     overall: Agreement
@@ -80,6 +91,8 @@ class AgreementReport:
     signature: str
     idf: bool
     warnings: list = field(default_factory=list)
+    documents: list | None = None
+    system_scores: dict | None = None
 
     def as_dict(self) -> dict:
         out = self.overall.as_dict()
@@ -134,7 +147,7 @@ def layer_scores(scorer, candidates, references, progress: ProgressFn | None = N
 def run_agreement(scorer, candidates, references, human, systems=None, groups=None,
                   n_samples: int = DEFAULT_SAMPLES, seed: int | None = DEFAULT_SEED,
                   sentence_metrics: bool = True, progress: ProgressFn | None = None,
-                  labels=None) -> AgreementReport:
+                  labels=None, documents=None, system_scores: dict | None = None) -> AgreementReport:
     """Score every output at every layer (one model pass) and correlate each metric with ``human``.
 
     Args:
@@ -144,6 +157,14 @@ def run_agreement(scorer, candidates, references, human, systems=None, groups=No
         systems, groups: per output, or None.
         progress: ``progress(done, total)`` in sentences embedded.
         labels: how warnings name each output (default its index from 0).
+        documents: the document of each output (summary level), or None.
+        system_scores: ``{system: human system-level score}``, or None.
+
+    Returns:
+        :class:`AgreementReport` at the scorer's layer.
+
+    Raises:
+        InputError: not one human score per output, or the engine's errors for the texts.
     """
     candidates, references = normalize_inputs(candidates, references)
     if np.asarray(human).shape != (len(candidates),):
@@ -151,19 +172,39 @@ def run_agreement(scorer, candidates, references, human, systems=None, groups=No
                          f"{np.asarray(human).size} scores.")
     scores = layer_scores(scorer, candidates, references, progress, labels)
     sentence = sentence_metric_scores(candidates, references) if sentence_metrics else {}
-    return report_at(scores, scorer.layer, human, systems, groups, sentence, n_samples, seed)
+    return report_at(scores, scorer.layer, human, systems, groups, sentence, n_samples, seed, documents,
+                     system_scores)
+
+
+def _subset(values, mask: np.ndarray):
+    return None if values is None else np.asarray(values, dtype=object)[mask]
 
 
 def report_at(scores: LayerScores, layer: int, human, systems=None, groups=None, sentence: dict | None = None,
-              n_samples: int = DEFAULT_SAMPLES, seed: int | None = DEFAULT_SEED) -> AgreementReport:
-    """The report for one layer from scores already computed (no model pass): another layer costs only the
-    bootstrap."""
+              n_samples: int = DEFAULT_SAMPLES, seed: int | None = DEFAULT_SEED, documents=None,
+              system_scores: dict | None = None) -> AgreementReport:
+    """The report for one layer from scores already computed (no model pass): another layer, seed or number of
+    resamples costs only the correlations and their bootstrap.
+
+    Args:
+        scores: :func:`layer_scores`' result; layer: the layer of the BERTScore rows.
+        human: one human score per output; systems, groups, documents: per output, or None.
+        sentence: ``{name: (n,) scores}`` of other metrics (:func:`sentence_metric_scores`), or None.
+        n_samples, seed: the bootstrap's.
+        system_scores: ``{system: human system-level score}`` (for all outputs together, not per group), or None.
+
+    Returns:
+        :class:`AgreementReport`.
+
+    Raises:
+        InputError: a layer that was not computed.
+    """
     human = np.asarray(human, dtype=np.float64)
     if not 0 <= layer < scores.n_layers:
         raise InputError(f"Layer {layer} was not computed (layers 0 to {scores.n_layers - 1}).")
     metrics = dict(zip(BERTSCORE_METRICS, scores.values[layer]))
     metrics.update(sentence or {})
-    overall = agreement(metrics, human, systems, n_samples, seed)
+    overall = agreement(metrics, human, systems, n_samples, seed, documents=documents, system_scores=system_scores)
     layers, layers_k = {}, {}
     for k, name in enumerate(("P", "R", "F1")):
         layers[name], layers_k[name] = layer_correlations(scores.values[:, k], human)
@@ -175,8 +216,10 @@ def report_at(scores: LayerScores, layer: int, human, systems=None, groups=None,
         for name in sorted(set(groups)):
             mask = g == name
             sub = {k: np.asarray(v)[mask] for k, v in metrics.items()}
-            subsys = None if systems is None else np.asarray(systems, dtype=object)[mask]
-            by_group[name] = agreement(sub, human[mask], subsys, n_samples, seed)
+            by_group[name] = agreement(sub, human[mask], _subset(systems, mask), n_samples, seed,
+                                       documents=_subset(documents, mask))
     return AgreementReport(overall, by_group, layers, layers_k, layer, scores.tuned_layer, best, metrics, human,
                            None if systems is None else list(systems), None if groups is None else list(groups),
-                           scores.signature[layer], scores.idf, scores.warnings[layer])
+                           scores.signature[layer], scores.idf, scores.warnings[layer],
+                           None if documents is None else list(documents),
+                           None if system_scores is None else dict(system_scores))

@@ -1,24 +1,77 @@
-"""Figures of agreement with human scores (no Streamlit): the correlation-by-layer curve and the scatter of a
-metric against the human scores. Plotly for the page, matplotlib for PNG/SVG/PDF downloads (no kaleido).
+"""Figures of agreement with human scores (no Streamlit): every metric at every level with its interval, the
+correlation-by-layer curve and the scatter of a metric against the human scores. Plotly for the page, matplotlib for
+PNG/SVG/PDF downloads (no kaleido).
 
-User text (the outputs, shown on hover) is HTML-escaped, as in :mod:`bertscore_viz.figures.plots`.
+User text (the outputs, shown on hover; metric names) is HTML-escaped, as in :mod:`bertscore_viz.figures.plots`.
 """
 
 from __future__ import annotations
 
 import html
 import io
+import math
 
 import matplotlib
 import numpy as np
 import plotly.graph_objects as go
 from matplotlib.figure import Figure
+from plotly.subplots import make_subplots
+
+from bertscore_viz.evaluation.correlation import best_metrics
+
+__all__ = ["HOVER_CHARS", "LAYER_COLORS", "LEVEL_TITLES", "MAX_SCATTER_POINTS", "layer_curve_figure",
+           "layer_curve_image", "levels_figure", "scatter_figure", "scatter_image"]
 
 LAYER_COLORS = {"P": "#4c78a8", "R": "#f58518", "F1": "#54a24b"}
 #: Points drawn on the scatter; above, an even sample (the statistics always use every point).
 MAX_SCATTER_POINTS = 5000
 #: Characters of an output shown in a hover.
 HOVER_CHARS = 160
+
+
+#: Panel titles of the levels figure.
+LEVEL_TITLES = {"segment": "segment level", "system": "system level", "system_gold": "system vs human system scores",
+                "summary": "summary level"}
+
+
+def levels_figure(agreement, metrics: list[str] | None = None, title: str | None = None):
+    """Each metric's statistic at every level with its 95% interval, one panel per level (the statistic that ranks
+    metrics there); the best of each panel drawn as a star and named in its hover.
+
+    Args:
+        agreement: an :class:`~bertscore_viz.evaluation.correlation.Agreement`.
+        metrics: the metrics, top to bottom (default: the agreement's order).
+        title: the figure's title.
+
+    Returns:
+        A plotly figure.
+    """
+    levels = agreement.levels()
+    fig = make_subplots(rows=1, cols=max(1, len(levels)), shared_yaxes=True, horizontal_spacing=0.04,
+                        subplot_titles=[f"{LEVEL_TITLES[lv]}: {agreement.level_statistic(lv).capitalize()}"
+                                        for lv in levels])
+    for col, (level, results) in enumerate(levels.items(), start=1):
+        stat = agreement.level_statistic(level)
+        names = [m for m in (metrics or list(results)) if m in results][::-1]  # first metric on top
+        best = set(best_metrics(results, stat))
+        values = [results[m].values.get(stat, math.nan) for m in names]
+        lo = [results[m].ci95.get(stat, (math.nan, math.nan))[0] for m in names]
+        hi = [results[m].ci95.get(stat, (math.nan, math.nan))[1] for m in names]
+        err_plus = [h - v if math.isfinite(h) and math.isfinite(v) else None for h, v in zip(hi, values)]
+        err_minus = [v - lo_ if math.isfinite(lo_) and math.isfinite(v) else None for lo_, v in zip(lo, values)]
+        labels = [html.escape(m) for m in names]
+        fig.add_trace(go.Scatter(
+            x=values, y=labels, mode="markers", showlegend=False,
+            marker={"symbol": ["star" if m in best else "circle" for m in names],
+                    "size": [15 if m in best else 9 for m in names], "color": "#4c78a8"},
+            error_x={"type": "data", "array": err_plus, "arrayminus": err_minus, "thickness": 1.2},
+            customdata=[[lo_, h, "best" if m in best else ""] for m, lo_, h in zip(names, lo, hi)],
+            hovertemplate=f"%{{y}}<br>{stat.capitalize()} %{{x:.4f}} [%{{customdata[0]:.3f}}, "
+                          "%{customdata[1]:.3f}] %{customdata[2]}<extra></extra>"), row=1, col=col)
+    fig.update_layout(title=title or "Every metric at every level (95% bootstrap intervals; ★ best)",
+                      height=120 + 34 * max(1, max((len(r) for r in levels.values()), default=1)),
+                      margin={"t": 90, "l": 110, "r": 20, "b": 40})
+    return fig
 
 
 def layer_curve_figure(layers: dict, layer: int, tuned: int | None, best: int | None, title: str | None = None):

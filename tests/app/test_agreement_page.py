@@ -1,33 +1,62 @@
-"""The "Agreement with humans" page (issue 22) in Streamlit's AppTest with the real model and navigation: its
-numbers are the API's (and so the CLI's), the one-click layer choice changes the sidebar (and every page), bad rows
-are listed while the good ones are used, and a Compare upload with a human column is offered."""
+"""The "Agreement with humans" page (issues 22, 30, 32, 33) in Streamlit's AppTest with the real model and
+navigation: its numbers are the API's (and so the CLI's) at every level, with the best of each column marked and a
+headline naming each level's winner; a seed change recomputes only the bootstrap (no model pass, no sentence
+metric); the disagreements table is the library's and a click on a row explains that pair; an mt-metrics-eval zip is
+read with its choices; the one-click layer choice changes the sidebar; bad rows are listed while the good ones are
+used; a Compare upload with a human column is offered and then the uploader is emptied."""
 
 from __future__ import annotations
 
 import io
 import json
+import zipfile
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from bertscore_viz.app.ui import agreement_input as source
+from bertscore_viz.app.ui import agreement_view as view
+from bertscore_viz.app.ui import agreement_work as work
+from bertscore_viz.app.ui.agreement_disagree import TABLE_KEY
+from bertscore_viz.app.ui.messages import escape_markdown
 from bertscore_viz.cli.entry import main as cli
 from bertscore_viz.engine.scorer import Scorer
+from bertscore_viz.evaluation.correlation import best_metrics
+from bertscore_viz.evaluation.disagreements import disagreements
 from bertscore_viz.evaluation.human_agreement import run_agreement
 from bertscore_viz.evaluation.layer_tuning import read_da
+from bertscore_viz.evaluation.levels import document_keys, winners
+from bertscore_viz.files.export import safe_csv
 from bertscore_viz.files.human_scores import parse_human_scores
 from bertscore_viz.models.spec import BUNDLED_MODEL_NAME
 
-from .navigation import ROOT, app, texts
+from .navigation import ROOT, app, go, texts
 
 CS_EN = read_da(ROOT / "data" / "wmt16-da-to-english", ["cs-en"])[0]
 N = 60
 
 
-def _rated(human: np.ndarray, extra: str = "") -> bytes:
+def _rated(human, extra: str = "") -> bytes:
     frame = pd.DataFrame({"system": [f"sys{i % 4}" for i in range(N)], "candidate": CS_EN.candidates[:N],
                           "reference": CS_EN.references[:N], "human": human, "lp": ["cs-en"] * N})
     return frame.to_csv(index=False).encode() + extra.encode()
+
+
+def _summeval_like() -> bytes:
+    """12 documents x 4 systems: each document a cs-en reference; the systems its MT output, the output with the
+    word order reversed, the first half of the reference, another segment's output. Human scores: WMT16's DA of the
+    MT output, lowered per system."""
+    rows = []
+    for d in range(12):
+        words = CS_EN.candidates[d].split()
+        ref = CS_EN.references[d]
+        outputs = [CS_EN.candidates[d], " ".join(words[::-1]), " ".join(ref.split()[:len(ref.split()) // 2]),
+                   CS_EN.candidates[d + 20]]
+        for s, text in enumerate(outputs):
+            rows.append({"segment_id": f"doc{d}", "system": f"sys{s}", "summary": text, "reference": ref,
+                         "human": float(CS_EN.human[(d * 4 + s) % N]) - 0.3 * s})
+    return pd.DataFrame(rows).to_csv(index=False).encode()
 
 
 @pytest.fixture(scope="module")
@@ -36,32 +65,139 @@ def layer1_f1() -> np.ndarray:
     return Scorer(layer=1).score(list(CS_EN.candidates[:N]), list(CS_EN.references[:N])).f1
 
 
-def _page(data: bytes):
-    return app("agreement.py", agreement_input={"name": "rated.csv", "data": data, "origin": "upload"})
+def _page(data: bytes, name: str = "rated.csv"):
+    return app("agreement.py", agreement_input={"name": name, "data": data, "origin": "upload"})
 
 
-def _table(at) -> pd.DataFrame:
-    return at.dataframe[0].value
+def _api(data: bytes, name: str = "rated.csv", **kw):
+    rated = parse_human_scores(data, name)
+    return rated, run_agreement(Scorer(), rated.candidates, rated.references, rated.human, rated.systems,
+                                rated.groups, documents=document_keys(rated.segment_ids, rated.groups), **kw)
 
 
-def test_the_table_is_the_api_and_cli_report(layer1_f1, tmp_path, capsys):
-    data = _rated(CS_EN.human[:N])
+def _levels(at) -> pd.DataFrame:
+    return next(df.value for df in at.dataframe if "level" in df.value.columns)
+
+
+def test_every_level_is_the_api_and_cli_report_with_the_best_marked(tmp_path, capsys):
+    data = _summeval_like()
     at = _page(data)
-    shown = _table(at).set_index("metric")
-    rated = parse_human_scores(data, "rated.csv")
-    api = run_agreement(Scorer(), rated.candidates, rated.references, rated.human, rated.systems, rated.groups)
-    for metric, seg in api.overall.segment.items():
-        assert shown.loc[metric, "Pearson [95% CI]"].startswith(f"{seg.values['pearson']:+.4f} [")
-        lo, hi = seg.ci95["kendall"]
-        assert shown.loc[metric, "Kendall [95% CI]"] == f"{seg.values['kendall']:+.4f} [{lo:+.3f}, {hi:+.3f}]"
-        sys_p = api.overall.system[metric].values["pearson"]
-        assert shown.loc[metric, "system Pearson [95% CI]"].startswith(f"{sys_p:+.4f}")
+    rated, api = _api(data)
+    table = _levels(at)
+    agr = api.overall
+    assert set(agr.levels()) == {"segment", "system", "summary"} and agr.n_documents == 12
+    for level, results in agr.levels().items():
+        rows = table[table["level"] == view.level_label(agr, level)].set_index("metric")
+        assert sorted(rows.index) == sorted(results)
+        stat = "kendall" if level == "summary" else "pearson"
+        best = max(results, key=lambda m: round(results[m].values[stat], 4))
+        for metric, res in results.items():
+            cell = rows.loc[metric, f"{stat.capitalize()} [95% CI]"]
+            lo, hi = res.ci95[stat]
+            expected = f"{res.values[stat]:+.4f} [{lo:+.3f}, {hi:+.3f}]"
+            assert cell.endswith(expected)
+            assert cell.startswith(view.BEST_MARK) == (metric in best_metrics(results, stat))
+        assert rows.loc[best, f"{stat.capitalize()} [95% CI]"].startswith(view.BEST_MARK)
     (tmp_path / "rated.csv").write_bytes(data)
     assert cli(["correlate", "--input", str(tmp_path / "rated.csv"), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["metrics"]["BERTScore-F1"]["segment"]["pearson"] == round(
-        api.overall.segment["BERTScore-F1"].values["pearson"], 6)
-    assert "By group" in [h.value for h in at.subheader] and "By system" in [h.value for h in at.subheader]
+    assert out["metrics"]["BERTScore-F1"]["summary"]["pearson"] == round(agr.summary["BERTScore-F1"].values["pearson"],
+                                                                         6)
+    assert out["headline"] == agr.headline()
+
+
+def test_the_headline_names_the_level_and_the_winner_at_each_level():
+    data = _summeval_like()
+    at = _page(data)
+    _, api = _api(data)
+    shown = "\n".join(str(e.value) for kind in ("info", "warning") for e in getattr(at, kind))
+    assert view.headline_markdown(api.overall) in shown
+    best = winners(api.overall)
+    for level, name in (("segment", "Segment level"), ("system", "System level"), ("summary", "Summary level")):
+        line = next(x for x in api.overall.headline() if x.startswith(name))
+        assert f"{best[level]} leads" in line
+    said = "The levels disagree" if len(set(best.values())) > 1 else "Every level names the same winner"
+    assert escape_markdown(said) in shown
+
+
+def test_a_seed_change_recomputes_only_the_bootstrap():
+    at = _page(_rated(CS_EN.human[:N]))
+    before = at.session_state[work.WORK_KEY]["counts"]
+    assert before == {"model": 1, "sentence": 1, "report": 1}
+    interval = _levels(at).iloc[0]["Pearson [95% CI]"]
+    at.number_input(key="agr_seed").set_value(7).run()
+    assert not at.exception, at.exception
+    assert at.session_state[work.WORK_KEY]["counts"] == {"model": 1, "sentence": 1, "report": 2}
+    assert _levels(at).iloc[0]["Pearson [95% CI]"] != interval  # another bootstrap, the same value
+    assert _levels(at).iloc[0]["Pearson [95% CI]"].split(" [")[0] == interval.split(" [")[0]
+    at.number_input(key="agr_resamples").set_value(200).run()
+    assert at.session_state[work.WORK_KEY]["counts"] == {"model": 1, "sentence": 1, "report": 3}
+    assert "200 bootstrap resamples (seed 7)" in texts(at)
+    at.number_input(key="agr_resamples").set_value(1000)
+    at.number_input(key="agr_seed").set_value(12345).run()  # back to a kept report: nothing computed
+    assert at.session_state[work.WORK_KEY]["counts"] == {"model": 1, "sentence": 1, "report": 3}
+    assert _levels(at).iloc[0]["Pearson [95% CI]"] == interval
+
+
+def test_the_disagreements_are_the_library_s_and_a_row_click_explains_the_pair():
+    data = _rated(CS_EN.human[:N])
+    at = _page(data)
+    report = next(iter(at.session_state[work.WORK_KEY]["reports"].values()))
+    rated = parse_human_scores(data, "rated.csv")
+    table = next(df.value for df in at.dataframe if "direction" in df.value.columns)
+    found = disagreements(report.scores["BERTScore-F1"], rated.human, n=10, groups=rated.groups,
+                          systems=rated.systems)
+    assert table["row"].tolist() == [rated.rows[r.index] for r in found.rows()]
+    assert table["difference (percentile points)"].tolist() == pytest.approx([r.difference for r in found.rows()])
+    at.multiselect(key="agr_dis_systems").set_value(["sys2"]).run()
+    table = next(df.value for df in at.dataframe if "direction" in df.value.columns)
+    assert set(table["system"]) == {"sys2"}
+    at.selectbox(key="agr_dis_pair").set_value("BERTScore-F1 against chrF").run()
+    table = next(df.value for df in at.dataframe if "direction" in df.value.columns)
+    assert "chrF rank" in table.columns
+    at.session_state[TABLE_KEY] = {"selection": {"rows": [0], "columns": []}}
+    at.run()
+    assert not at.exception, at.exception
+    first = table.iloc[0]
+    assert any(m.value.startswith(f"**Row {first['row']}**") for m in at.markdown)
+    assert [t.label for t in at.tabs][:3] == ["Heatmap", "Alignment", "Token table"]
+    assert any(str(e.value) == first["output"] for e in at.text)
+
+
+def _mtme_zip() -> bytes:
+    """An mt-metrics-eval test set in a zip: de-en, 10 segments in two domains, reference refA, four systems rated
+    at segment level and at system level."""
+    da = ROOT / "data" / "wmt16-da-to-english"
+    lines = {k: (da / f"DAseg-newstest2016.{k}.de-en").read_text(encoding="utf-8").splitlines()
+             for k in ("source", "reference", "mt-system", "human")}
+    files = {"wmt16/sources/de-en.txt": lines["source"][:10], "wmt16/references/de-en.refA.txt":
+             lines["reference"][:10], "wmt16/documents/de-en.docs": ["news d1"] * 5 + ["speech d2"] * 5,
+             "wmt16/human-scores/de-en.wmt-z.sys.score": ["sys0 0.1", "sys1 0.4", "sys2 0.2", "sys3 -0.3"]}
+    seg = []
+    for k in range(4):
+        files[f"wmt16/system-outputs/de-en/sys{k}.txt"] = lines["mt-system"][10 * k:10 * k + 10]
+        seg += [f"sys{k} {float(lines['human'][10 * k + i]) + k}" for i in range(10)]
+    files["wmt16/human-scores/de-en.wmt-z.seg.score"] = seg
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for name, content in files.items():
+            zf.writestr(name, "".join(f"{x}\n" for x in content))
+    return buf.getvalue()
+
+
+def test_an_mt_metrics_eval_zip_with_its_choices_and_system_scores():
+    at = _page(_mtme_zip(), "wmt16.zip")
+    assert not at.exception, at.exception
+    assert at.selectbox(key="agr_mtme_lp").value == "de-en" and at.selectbox(key="agr_mtme_human").value == "wmt-z"
+    assert at.selectbox(key="agr_mtme_ref").options == ["refA"]
+    assert f"40 rated outputs ({escape_markdown('wmt16 de-en, reference refA, human scores wmt-z')})" in texts(at)
+    levels = set(_levels(at)["level"])
+    assert {"segment (40 outputs)", "system (4 systems)", "system vs human system scores (4 systems)",
+            "summary (10 documents)"} == levels
+    systems = next(df.value for df in at.dataframe if "human system score" in df.value.columns)
+    assert dict(zip(systems["system"], systems["human system score"])) == {"sys0": 0.1, "sys1": 0.4, "sys2": 0.2,
+                                                                           "sys3": -0.3}
+    assert "By group" in [h.value for h in at.subheader]  # the domains
 
 
 def test_one_click_sets_the_sidebar_layer_for_every_page(layer1_f1):
@@ -76,7 +212,7 @@ def test_one_click_sets_the_sidebar_layer_for_every_page(layer1_f1):
     assert "_L1_" in texts(at)
 
 
-def test_bad_rows_are_listed_and_the_good_ones_used(layer1_f1):
+def test_bad_rows_are_listed_and_the_good_ones_used():
     human = [str(x) for x in CS_EN.human[:N]]
     human[5], human[9] = "", "very good"
     at = _page(_rated(np.array(human, dtype=object), extra="sysX,orphan output,,0.3,cs-en\n"))
@@ -88,30 +224,30 @@ def test_bad_rows_are_listed_and_the_good_ones_used(layer1_f1):
     assert "58 rated outputs" in texts(at)
 
 
-def test_a_compare_upload_with_human_scores_is_offered_here():
+def test_a_compare_upload_is_offered_here_and_then_the_uploader_is_empty():
     data = _rated(CS_EN.human[:N])
     at = app("compare.py", compare_input={"name": "rated.csv", "data": data, "origin": "upload"})
-    from .navigation import go
-
     go(at, "agreement.py")
+    key = at.session_state["_agr_uploader_version"] if "_agr_uploader_version" in at.session_state else 0
     (button,) = [b for b in at.button if b.key == "agr_from_compare"]
+    assert button.label == "Use the Compare page's file" and "rated.csv" in button.help
     button.click().run()
     assert not at.exception, at.exception
     assert at.session_state["agreement_input"]["data"] == data
+    assert at.session_state["_agr_uploader_version"] == key + 1  # a new uploader: it shows no earlier file
     assert "60 rated outputs" in texts(at)
+    example = next(b for b in at.button if b.key == "agr_example")
+    assert example.label == source.EXAMPLE_LABEL == "Load the example" and "3,360" in example.help
 
 
-def test_downloads_are_safe_csv_and_json_with_the_signature(layer1_f1):
+def test_downloads_are_safe_csv_and_json_with_the_signature():
     at = _page(_rated(CS_EN.human[:N]).replace(b"sys1,", b"=HYPERLINK(1),"))
-    from bertscore_viz.app.ui import agreement_view as view
-
-    work = at.session_state[view.WORK_KEY]
-    report = next(iter(work["reports"].values()))
-    rated = parse_human_scores(at.session_state["agreement_input"]["data"], "rated.csv")
-    from bertscore_viz.files.export import safe_csv
-
+    report = next(iter(at.session_state[work.WORK_KEY]["reports"].values()))
+    rated = at.session_state[work.WORK_KEY]["rated"]
     csv = safe_csv(view.outputs_frame(report, rated), report.signature).decode("utf-8-sig")
     frame = pd.read_csv(io.StringIO(csv))
     assert frame["system"].str.startswith("=").sum() == 0 and (frame["system"] == "'=HYPERLINK(1)").any()
     assert frame["signature"].iloc[0] == report.signature
     assert json.loads(json.dumps(report.as_dict()))["signature"] == report.signature
+    levels = pd.read_csv(io.StringIO(safe_csv(view.levels_table(report.overall), report.signature).decode("utf-8-sig")))
+    assert set(levels["level"]) == {"segment (60 outputs)", "system (4 systems)"}

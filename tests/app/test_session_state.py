@@ -36,10 +36,11 @@ RATED = ("system,candidate,reference,human,group\n" + "".join(
     for i, w in enumerate(["cats", "rain", "trains", "music", "bread", "rivers", "stars", "paint", "chess"]))).encode()
 TYPED = "A typed candidate that must survive a visit to Compare."
 #: The sidebar is drawn on every run: its widgets need no carrying over.
-SIDEBAR = {"model_choice", "model_other", "idf", "rescale", "lang"}
+SIDEBAR = {"model_choice", "model_other", "idf", "rescale", "lang", "precision_choice"}
 #: Settable page widgets deliberately not kept, and why.
 NOT_KEPT = {"cmp_segments": "a row selection is an action (it opens the drill-down), not a setting",
             "samples_choices": "a row selection is an action (it opens that input), not a setting",
+            "agr_dis_table": "a row selection is an action (it explains that pair), not a setting",
             **{f"audit_{order}_{p.name}": "a row selection is an action (it opens the example), not a setting"
                for order in ("fooled", "noticed") for p in PERTURBATIONS}}
 

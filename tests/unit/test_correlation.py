@@ -1,5 +1,6 @@
-"""Correlations with human scores (issue 22): equal to scipy's on the same arrays, seeded bootstrap, the lead test,
-system level from segment means, and pairs dropped with a reason."""
+"""Correlations with human scores (issues 22 and 30): equal to scipy's on the same arrays, seeded bootstrap whose
+intervals equal scipy on the explicit resamples, the lead test at every level, system level from segment means, the
+best of each column, and pairs dropped with a reason."""
 
 from __future__ import annotations
 
@@ -11,13 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from bertscore_viz.evaluation.correlation import (
-    _rowwise_kendall,
-    _rowwise_pearson,
-    agreement,
-    correlation,
-    resample_indices,
-)
+from bertscore_viz.evaluation.correlation import agreement, best_metrics, correlation, resample_indices
+from bertscore_viz.evaluation.resampled import rowwise_kendall as _rowwise_kendall
+from bertscore_viz.evaluation.resampled import rowwise_pearson as _rowwise_pearson
 
 RNG = np.random.default_rng(7)
 HUMAN = RNG.normal(size=120)
@@ -121,3 +118,51 @@ def test_pairs_without_a_human_score_or_a_metric_value_are_dropped_with_the_reas
     keep = np.ones(120, bool)
     keep[[3, 5, 10]] = False
     assert report.segment["chrF"].values["pearson"] == pytest.approx(stats.pearsonr(GOOD[keep], HUMAN[keep])[0])
+
+
+def test_every_interval_is_the_percentile_of_the_statistic_of_the_explicit_resamples():
+    """Independent of the vectorised kernels: scipy on each resampled array, system means by a plain loop."""
+    report = agreement({"good": GOOD, "worse": WORSE}, HUMAN, systems=SYSTEMS, n_samples=60, seed=4)
+    idx = np.random.default_rng(4).choice(120, size=(60, 120), replace=True)
+    fns = {"pearson": stats.pearsonr, "spearman": stats.spearmanr, "kendall": stats.kendalltau}
+    for name, values in (("good", GOOD), ("worse", WORSE)):
+        for stat, fn in fns.items():
+            resampled = [fn(values[i], HUMAN[i])[0] for i in idx]
+            assert report.segment[name].ci95[stat] == pytest.approx(tuple(np.percentile(resampled, [2.5, 97.5])),
+                                                                   abs=1e-12)
+        for stat in ("pearson", "kendall"):
+            resampled = []
+            for i in idx:
+                names = sorted(set(SYSTEMS[i]))
+                m = [values[i][SYSTEMS[i] == s].mean() for s in names]
+                h = [HUMAN[i][SYSTEMS[i] == s].mean() for s in names]
+                resampled.append(fns[stat](m, h)[0])
+            assert report.system[name].ci95[stat] == pytest.approx(tuple(np.percentile(resampled, [2.5, 97.5])),
+                                                                  abs=1e-12)
+
+
+def test_each_level_has_its_lead_on_its_own_resamples():
+    report = agreement({"worse": WORSE, "good": GOOD}, HUMAN, systems=SYSTEMS, n_samples=200, seed=8,
+                       documents=np.repeat(np.arange(20), 6))
+    assert set(report.leads) == {"segment", "system", "summary"} and report.lead is report.leads["segment"]
+    for level, lead in report.leads.items():
+        assert lead.level == level and lead.statistic == "pearson" and lead.best == "good"
+    kendall = agreement({"worse": WORSE, "good": GOOD}, HUMAN, systems=SYSTEMS, n_samples=50, primary="spearman")
+    assert kendall.leads["segment"].statistic == "spearman" and kendall.leads["system"].statistic == "pearson"
+    with pytest.raises(ValueError, match="primary must be one of"):
+        agreement({"good": GOOD}, HUMAN, primary="tau")
+
+
+def test_the_best_of_a_column_and_equal_bests():
+    report = agreement({"a": GOOD, "b": GOOD.copy(), "c": WORSE}, HUMAN, n_samples=20)
+    assert best_metrics(report.segment, "pearson") == ["a", "b"]
+    assert best_metrics({}, "pearson") == []
+
+
+def test_the_json_names_every_level_its_best_what_was_resampled_and_the_headline():
+    d = agreement({"good": GOOD, "worse": WORSE}, HUMAN, systems=SYSTEMS, n_samples=30).as_dict()
+    assert set(d["metrics"]["good"]) == {"segment", "system"}
+    assert d["best"] == {"segment": ["good"], "system": [d["leads"]["system"]["best"]]}
+    assert d["resampled"]["system"] == "resampling the outputs and re-averaging each system"
+    assert d["headline"][0].startswith("Segment level (120 outputs): good leads worse")
+    assert d["levels_disagree"] is (d["leads"]["system"]["best"] != "good")

@@ -138,3 +138,29 @@ def test_another_layer_from_the_same_pass_equals_a_scorer_at_that_layer(cs_en):
     direct = run_agreement(Scorer(layer=2), cands, refs, human, n_samples=20, sentence_metrics=False)
     assert at2.overall.as_dict()["metrics"] == direct.overall.as_dict()["metrics"]
     assert at2.signature == direct.signature and "_L2_" in at2.signature
+
+
+def test_every_level_and_group_of_a_report_is_the_agreement_of_the_same_scores(cs_en):
+    from bertscore_viz.evaluation.correlation import agreement
+    from bertscore_viz.evaluation.human_agreement import BERTSCORE_METRICS, layer_scores, report_at
+    from bertscore_viz.evaluation.levels import document_keys
+
+    n = 48
+    cands, refs, human = list(cs_en.candidates[:n]), list(cs_en.references[:n]), cs_en.human[:n]
+    systems = [f"s{i % 4}" for i in range(n)]
+    groups = ["a" if i < 24 else "b" for i in range(n)]
+    documents = document_keys([str(i // 4) for i in range(n)], groups)
+    gold = {"s0": 0.3, "s1": 0.1, "s2": -0.2, "s3": 0.0}
+    scores = layer_scores(Scorer(), cands, refs)
+    report = report_at(scores, 4, human, systems, groups, None, 100, 3, documents, gold)
+    metrics = dict(zip(BERTSCORE_METRICS, scores.values[4]))
+    direct = agreement(metrics, human, systems, 100, 3, documents=documents, system_scores=gold)
+    assert report.overall.as_dict() == direct.as_dict()
+    assert set(report.overall.levels()) == {"segment", "system", "system_gold", "summary"}
+    assert report.overall.n_documents == 12 and report.overall.n_gold_systems == 4
+    mask = np.array(groups) == "b"
+    in_b = agreement({k: v[mask] for k, v in metrics.items()}, np.asarray(human)[mask], np.array(systems)[mask],
+                     100, 3, documents=np.array(documents)[mask])
+    assert report.by_group["b"].as_dict() == in_b.as_dict() and report.by_group["b"].n_documents == 6
+    d = json.loads(json.dumps(report.as_dict()))
+    assert d["groups"]["a"]["n_documents"] == 6 and report.documents == documents and report.system_scores == gold

@@ -31,6 +31,9 @@ KEPT_EXACT = frozenset({
     "bl_max_words", "bl_pairs", "bl_seed",
     # Agreement with humans: the human column, the bootstrap, the scatter's metric and colours, the figure format
     "agr_human", "agr_resamples", "agr_seed", "agr_metric", "agr_colour", "agr_fig_fmt",
+    # Agreement with humans: the mt-metrics-eval choices, the disagreements' comparison, rows, filters and scope
+    "agr_mtme_set", "agr_mtme_lp", "agr_mtme_ref", "agr_mtme_human",
+    "agr_dis_pair", "agr_dis_n", "agr_dis_groups", "agr_dis_systems", "agr_dis_within",
     # How BERTScore is computed: the pair shown, the number of Compare segments to take
     "walk_pair", "walk_n",
     # Inspect, Compare and the walkthrough: long texts truncated or scored whole in windows (read by the sidebar)
@@ -45,7 +48,7 @@ KEPT_EXACT = frozenset({
 KEPT_PATTERNS = (
     re.compile(r"inspect_reference_\d+"),
     # an explanation drawn by ui/explain_view.py: on Inspect, and A and B of Compare's drill-down
-    re.compile(r"(inspect|compare_a|compare_b|samples_pair|audit_original|audit_perturbed)_"
+    re.compile(r"(inspect|compare_a|compare_b|samples_pair|audit_original|audit_perturbed|agr_pair)_"
                r"(show_special|merge_words|which_ref|html_light|view|zoom_rows|zoom_cols)"),
     # Compare, per file: column mapping, Holm, significance choices, A/B, the segment table's search and toggles,
     # the drill-down's segment, the results file's raw/rescaled switch
