@@ -17,9 +17,10 @@ from bertscore_viz.app.ui.compare_state import compare_input
 from bertscore_viz.errors import InputError
 from bertscore_viz.evaluation.levels import document_keys
 from bertscore_viz.files import upload
-from bertscore_viz.files.human_scores import HumanScored, find_human_column, parse_human_scores
+from bertscore_viz.files.human_scores import HumanScored, find_human_column
 from bertscore_viz.files.mtme import open_mtme
 from bertscore_viz.locations import EXAMPLES_DIR
+from bertscore_viz.serving import isolated
 
 __all__ = ["AUTO", "EXAMPLE_HELP", "EXAMPLE_LABEL", "EXAMPLE_NAME", "INPUT_KEY", "choose_input",
            "compare_upload_with_human", "current_input", "header_columns", "is_mtme", "load_example", "read_rated",
@@ -121,8 +122,9 @@ def _table(item: dict, file_key: str, column) -> work.Rated:
     kept = work.kept_rated(key)
     if kept is not None:
         return kept
-    data = parse_human_scores(item["data"], item["name"], human_column=human,
-                              max_bytes=ui_cache.upload_limit_bytes(), max_rows=ui_cache.policy().upload_rows)
+    # read in a worker process within the deployment's limits: no file holds the server for the other sessions
+    data = isolated.parse_human_scores(item["data"], item["name"], human_column=human,
+                                       max_cell_chars=ui_cache.policy().upload_cell_chars, **ui_cache.upload_limits())
     return work.keep_rated(work.Rated(data, key, document_keys(data.segment_ids, data.groups), None,
                                       f"{data.layout} layout, human scores from {data.human_column}"))
 
