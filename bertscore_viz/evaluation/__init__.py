@@ -1,3 +1,5 @@
-"""Comparing systems: scoring a dataset of several systems in one pass, tables and charts' data (compare), paired
-bootstrap significance, clusters and corrections (significance), and the results Parquet file that stores a
-comparison (results_file: written by ``score --ray``, read by the Compare page)."""
+"""What the scores say: comparisons of systems on one test set (compare; significance and ranking: paired bootstrap
+as sacrebleu, clusters, Holm; randomization: approximate randomization; sacrebleu_metrics: chrF, BLEU, TER beside
+BERTScore; power), agreement with human judgments at every level (correlation, resampled, levels, human_agreement,
+disagreements; layer_tuning), what a score means (calibration) and when the metric is fooled (perturb, audit), the
+results file of a Ray run (results_file), and paper-ready tables (latex)."""
