@@ -121,7 +121,7 @@ def test_an_allowed_directory_loads_when_free_text_is_on(with_policy):
 def test_upload_rows_and_the_session_total_follow_the_operator(with_policy):
     with_policy(upload_rows=10)
     at = _app("compare.py", compare_input={"name": "example.csv", "data": EXAMPLE})
-    assert any("more than 10 data rows (the limit)" in p for p in _problems(at))
+    assert any("more than 10 data rows" in p and "BERTSCORE_VIZ_UPLOAD_ROWS" in p for p in _problems(at))
     assert "Best:" in _texts(at) and any(m.value == "4 x 10" for m in at.metric)  # the first 10 rows scored
     with_policy(session_upload_mb=0.012)  # 3 kB, then the 10.8 kB example: together over 12 kB
     at = _app("compare.py", compare_input={"name": "example.csv", "data": EXAMPLE[:3000] + b"\n"})
