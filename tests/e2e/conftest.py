@@ -13,9 +13,22 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "tests" / "artifacts"
+DOC_IMAGES = ROOT / "docs" / "images"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
                  "--disable-dev-shm-usage"]
+
+
+def screenshot(target, name: str, **options) -> None:
+    """Save a screenshot of ``target`` (a page or a locator) as ``tests/artifacts/<name>``; with
+    ``BERTSCORE_VIZ_DOC_IMAGES=1`` also as ``docs/images/<name>``, the docs' picture. A plain test run
+    therefore never changes a tracked file."""
+    folders = [ARTIFACTS]
+    if os.environ.get("BERTSCORE_VIZ_DOC_IMAGES") == "1":
+        folders.append(DOC_IMAGES)
+    for folder in folders:
+        folder.mkdir(parents=True, exist_ok=True)
+        target.screenshot(path=str(folder / name), **options)
 
 
 def fill(page, label: str, text: str) -> None:

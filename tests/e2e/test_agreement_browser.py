@@ -16,12 +16,11 @@ from playwright.sync_api import expect
 
 from bertscore_viz.evaluation.layer_tuning import read_da
 
-from .conftest import ARTIFACTS
+from .conftest import ARTIFACTS, screenshot
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = ROOT / "docs" / "images"
 CS_EN = read_da(ROOT / "data" / "wmt16-da-to-english", ["cs-en"])[0]
 #: The model pass over the 3,360 example outputs on a shared CPU machine.
 EXAMPLE_TIMEOUT = 1_200_000
@@ -47,9 +46,7 @@ def _shot_from(page, locator, name: str) -> None:
     page.set_viewport_size({"width": 1400, "height": 1500})
     locator.evaluate("e => e.scrollIntoView({block: 'start'})")
     page.wait_for_timeout(800)  # let table canvases and figures repaint after the scroll (not a sync point)
-    for folder in (DOCS, ARTIFACTS):
-        folder.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(folder / name))
+    screenshot(page, name)
     page.set_viewport_size({"width": 1400, "height": 1000})
 
 
@@ -110,6 +107,5 @@ def test_levels_disagreements_then_the_example(page, app_url, tmp_path):
     page.mouse.move(700, 400)
     page.mouse.wheel(0, -10_000)
     page.wait_for_timeout(1500)  # let the charts draw (not a sync point)
-    page.screenshot(path=str(ARTIFACTS / "agreement.png"))
-    page.screenshot(path=str(DOCS / "agreement.png"))
+    screenshot(page, "agreement.png")
     assert not page.errors

@@ -11,10 +11,9 @@ from pathlib import Path
 
 from playwright.sync_api import expect
 
-from .conftest import ARTIFACTS
+from .conftest import ARTIFACTS, screenshot
 
 ROOT = Path(__file__).resolve().parents[2]
-DOC_IMAGE = ROOT / "docs" / "images" / "audit.png"
 PAIRS = 10
 #: Streamlit's table: header and rows 35 px high; the row-selection checkboxes are its first column.
 ROW_PX = 35
@@ -50,9 +49,7 @@ def test_the_example_audited_in_the_browser_with_an_examples_heatmaps(page, app_
     page.mouse.move(5, 5)  # no hover label on the chart
     page.wait_for_timeout(1000)  # let the chart finish drawing (not a sync point)
     clip = _clip(page, table_heading, chart)
-    page.screenshot(path=str(ARTIFACTS / "audit.png"), clip=clip)
-    DOC_IMAGE.parent.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(DOC_IMAGE), clip=clip)
+    screenshot(page, "audit.png", clip=clip)
 
     # one click on the first row of the most fooled pairs opens both explanations, heatmaps first
     grid = page.locator(".st-key-audit_fooled_box [data-testid='stDataFrame']")

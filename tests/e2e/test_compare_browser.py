@@ -18,13 +18,12 @@ from bertscore_viz.evaluation import compare
 from bertscore_viz.evaluation.latex import latex_table
 from bertscore_viz.files import mtme, upload
 
-from .conftest import ARTIFACTS
+from .conftest import screenshot
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "bertscore_viz" / "examples" / "systems_example.csv"
-DOCS = ROOT / "docs" / "images"
 SYSTEMS = ["paraphrase", "literal", "drops_content", "errors"]
 DATA = ROOT / "data" / "wmt16-da-to-english"
 
@@ -61,9 +60,7 @@ def _shot(page, locator, name: str) -> None:
     page.set_viewport_size({"width": 1400, "height": 2400})  # the app scrolls inside: all of it in view
     locator.scroll_into_view_if_needed()
     page.wait_for_timeout(800)  # let a table canvas repaint after the resize (not a sync point)
-    for folder in (DOCS, ARTIFACTS):
-        folder.mkdir(parents=True, exist_ok=True)
-        locator.screenshot(path=str(folder / name))
+    screenshot(locator, name)
     page.set_viewport_size({"width": 1400, "height": 1000})
 
 

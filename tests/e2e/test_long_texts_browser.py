@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 from bertscore_viz import Scorer
 from tests.conftest import DATA
 
-from .conftest import ARTIFACTS, ROOT, fill
+from .conftest import fill, screenshot
 
 
 def _lines(n: int, start: int) -> list[str]:
@@ -54,6 +54,5 @@ def test_long_pair_switches_to_window_mode(page, app_url):
     page.locator(".st-key-inspect_heatmap_box").scroll_into_view_if_needed()
     page.mouse.wheel(0, -120)
     page.wait_for_timeout(800)  # the figures' paint after the scroll (not a sync point)
-    page.screenshot(path=str(ARTIFACTS / "long_texts.png"))
-    page.screenshot(path=str(ROOT / "docs" / "images" / "long_pair_overview.png"))
+    screenshot(page, "long_pair_overview.png")
     assert not page.errors, page.errors

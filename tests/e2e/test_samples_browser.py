@@ -16,11 +16,10 @@ from bertscore_viz import Scorer
 from bertscore_viz.consensus import consensus
 from bertscore_viz.files.samples import read_groups
 
-from .conftest import ARTIFACTS
+from .conftest import screenshot
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "bertscore_viz" / "examples" / "samples_example.jsonl"
-DOC_IMAGE = ROOT / "docs" / "images" / "samples.png"
 #: Positions of the example's glide-data-grid rows: the header and each row are 35 px high.
 ROW_PX = 35
 
@@ -90,9 +89,7 @@ def test_the_example_in_the_browser(page, app_url):
     main = page.locator("[data-testid='stMainBlockContainer']").bounding_box()
     clip = {"x": main["x"], "y": top["y"] - 10, "width": main["width"],
             "height": bottom["y"] + bottom["height"] - top["y"] + 20}
-    page.screenshot(path=str(ARTIFACTS / "samples.png"), clip=clip)
-    DOC_IMAGE.parent.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(DOC_IMAGE), clip=clip)
+    screenshot(page, "samples.png", clip=clip)
 
     # a click on a row of the table of choices opens that input
     table = page.locator("[data-testid='stDataFrame']").first

@@ -14,11 +14,10 @@ import numpy as np
 from playwright.sync_api import expect
 
 from bertscore_viz import Scorer
-from tests.conftest import DATA, ROOT
+from tests.conftest import DATA
 
-from .conftest import ARTIFACTS, fill
+from .conftest import ARTIFACTS, fill, screenshot
 
-IMAGES = ROOT / "docs" / "images"
 #: docs/BOUNDARIES.md: the whole heatmap of a pair up to 128 x 128 is drawn within this many seconds of its scores.
 DRAWN_WITHIN_S = 10.0
 #: A two-sentence summary pair of 44 x 40 tokens with the bundled tokenizer, and a looser summary (42 tokens).
@@ -137,7 +136,7 @@ def _shoot(page, selector: str, name: str, height: int = 1800, above: int = 160)
     page.mouse.move(900, 300)
     page.mouse.wheel(0, -above)
     page.wait_for_timeout(800)  # the figure's paint after the resize and scroll (not a sync point)
-    page.screenshot(path=str(IMAGES / f"{name}.png"))
+    screenshot(page, f"{name}.png")
     page.set_viewport_size({"width": 1400, "height": 1000})
 
 
