@@ -194,6 +194,19 @@ def run_mbrs(decoder, groups):
     return timed(lambda: [int(decoder.decode(g, g, nbest=1).idx[0]) for g in groups])
 
 
+def disagreements(ours, their_choices) -> str:
+    """Where another method chooses another sample: how far apart the two choices are in our expected utility, and
+    whether they are the same text (a tie that float rounding breaks either way). Empty when all agree."""
+    parts = []
+    for g, c in zip(ours, their_choices):
+        if c != g.chosen:
+            gap = float(g.expected_utility[g.chosen] - g.expected_utility[c])
+            same = " (the same text)" if g.samples[c] == g.samples[g.chosen] else ""
+            parts.append(f"input {g.id}: sample {c} instead of {g.chosen}, {gap:.1e} below in our expected "
+                         f"utility{same}")
+    return ("; where they differ: " + "; ".join(parts)) if parts else ""
+
+
 def speed(args, n_samples: int) -> None:
     from bert_score import BERTScorer
 
@@ -216,7 +229,8 @@ def speed(args, n_samples: int) -> None:
         k = min(args.loop_inputs or len(groups), len(groups))
         t_loop = run_bert_score_loop(theirs, groups[:k], args.batch_size) * len(groups) / k
     diff = max(float(np.abs(g.matrices.f1 - f).max()) for g, f in zip(ours, theirs_f1))
-    same = sum(g.chosen == mbr_from_matrix(f) for g, f in zip(ours, theirs_f1))
+    theirs_chosen = [mbr_from_matrix(f) for f in theirs_f1]
+    same = sum(g.chosen == c for g, c in zip(ours, theirs_chosen))
     rows = [("ours: consensus (embed + match)", cold), ("ours: match only (embeddings cached)", warm),
             ("bert-score: one call over all pairs", t_one),
             (f"bert-score: one call per candidate{'' if k == len(groups) else f' ({k} inputs, scaled)'}", t_loop)]
@@ -232,9 +246,9 @@ def speed(args, n_samples: int) -> None:
             t_mbrs, chosen = run_mbrs(decoder, groups)
         rows.append(("mbrs 0.1.8: DecoderMBR + MetricBERTScore", t_mbrs))
         print(f"mbrs chooses the same sample as ours in {sum(a == g.chosen for a, g in zip(chosen, ours))}/"
-              f"{len(groups)} inputs")
+              f"{len(groups)} inputs{disagreements(ours, chosen)}")
     print(f"bert-score chooses the same sample as ours in {same}/{len(groups)} inputs; largest |F1 ours - "
-          f"bert-score| over the matrices: {diff:.1e}")
+          f"bert-score| over the matrices: {diff:.1e}{disagreements(ours, theirs_chosen)}")
     print(f"{'method':58} {'seconds':>9} {'/ ours':>8}")
     for name, t in rows:
         print(f"{name:58} {t:>9.2f} {t / cold:>8.2f}")

@@ -163,7 +163,7 @@ def _token_part(scorer: Scorer, distinct: list[str], inverse: np.ndarray, toks: 
         ids = toks[text].ids
         special = enc.is_special(ids)
         per_text.append(TokenSupport(tuple(enc.tokenizer.convert_ids_to_tokens(ids.tolist())), ids, special,
-                                     token_spans(enc.tokenizer, text, ids, special, cut),
+                                     token_spans(enc.text_tokenizer, text, ids, special, cut),
                                      token_support(sums[a], self_best[a], n)))
     return tuple(per_text[a] for a in inverse)
 

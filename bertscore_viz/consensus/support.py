@@ -100,7 +100,7 @@ def token_spans(tokenizer, text: str, ids: np.ndarray, special: np.ndarray, max_
     """Character spans of each token in ``text``, from the tokenizer's offsets of the stripped text.
 
     Args:
-        tokenizer: the model's (fast) tokenizer.
+        tokenizer: the model's :class:`~bertscore_viz.engine.tokenizer.TextTokenizer`.
         text: the sample as given; ids: its token ids as scored; special: ``(n,)`` special-token mask.
         max_length: the cut of truncate mode, None in window mode (the text is tokenized whole).
 
@@ -110,9 +110,8 @@ def token_spans(tokenizer, text: str, ids: np.ndarray, special: np.ndarray, max_
     """
     stripped = text.strip()
     lead = len(text) - len(text.lstrip())
-    cut = {"truncation": True, "max_length": max_length} if max_length is not None else {}
     try:
-        info = tokenizer(stripped, add_special_tokens=True, return_offsets_mapping=True, **cut)
+        info = tokenizer.with_offsets(stripped, max_length)
     except (NotImplementedError, ValueError, TypeError):  # a slow tokenizer: no offsets
         return ()
     if list(info["input_ids"]) != np.asarray(ids).tolist():

@@ -32,8 +32,7 @@ def token_side(scorer, text: str, weights_fn: Callable[[np.ndarray], np.ndarray]
     display = list(tokens)
     word_index = np.where(special, -1, 0).astype(np.int64)
     if stripped:
-        cut = {"truncation": True, "max_length": enc.max_length} if scorer.long_texts == "truncate" else {}
-        info = enc.tokenizer(stripped, add_special_tokens=True, return_offsets_mapping=True, **cut)
+        info = enc.text_tokenizer.with_offsets(stripped, enc.max_length if scorer.long_texts == "truncate" else None)
         if list(info["input_ids"]) == tok.ids.tolist():
             last_word, word_counter = None, -1
             for pos, ((a, b), w) in enumerate(zip(info["offset_mapping"], info.word_ids())):

@@ -18,6 +18,9 @@ from bertscore_viz.models.spec import ModelSpec
 
 #: Used when a tokenizer reports no real maximum (DeBERTa-v3 says 1e30), as truncation would overflow.
 FALLBACK_MAX_LENGTH = 512
+#: Texts tokenized per call into the tokenizer: the longest another thread waits for the tokenizer is one chunk
+#: (about 0.05 s here).
+ENCODE_CHUNK = 2048
 
 
 @dataclass(frozen=True)
@@ -93,7 +96,8 @@ class TextTokenizer:
         self.max_length = tokenizer_max_length(tokenizer)
         self._layout: tuple[list[int], list[int]] | None = None
         self._tok_cache: OrderedDict[tuple[bool, str], Tokenized] = OrderedDict()
-        self._tok_lock = threading.Lock()
+        self._tok_lock = threading.Lock()  # the cache
+        self._call_lock = threading.Lock()  # the tokenizer itself
 
     @property
     def special_layout(self) -> tuple[list[int], list[int]]:
@@ -107,39 +111,60 @@ class TextTokenizer:
 
     def encode(self, texts: Sequence[str], long_texts: str = "truncate") -> list[Tokenized]:
         """Token ids of each text, as bert-score's ``sent_encode`` gives them (cached). ``long_texts="window"``:
-        a text longer than the model's maximum keeps all its tokens (window mode embeds it in windows)."""
+        a text longer than the model's maximum keeps all its tokens (window mode embeds it in windows).
+
+        Texts not cached are tokenized :data:`ENCODE_CHUNK` at a time, so that another thread's short call (an
+        Inspect pair beside a corpus being scored in a shared server) waits for one chunk, not for the corpus."""
         whole = long_texts == "window"
         out: list[Tokenized | None] = [None] * len(texts)
         todo: dict[str, list[int]] = {}
-        with self._tok_lock:
-            for i, t in enumerate(texts):
-                hit = self._tok_cache.get((whole, t))
-                if hit is None:
-                    todo.setdefault(t, []).append(i)
-                else:
-                    out[i] = hit
-        if todo:
-            uniq = list(todo)
-            stripped = [t.strip() for t in uniq]
-            nonempty = [s for s in stripped if s]
-            encoded = iter(self.tokenizer(nonempty, add_special_tokens=True, truncation=False)["input_ids"]
-                           if nonempty else [])
-            empty_ids = self.tokenizer("", add_special_tokens=True)["input_ids"]
+        for start in range(0, len(texts), ENCODE_CHUNK):
             with self._tok_lock:
-                for text, s in zip(uniq, stripped):
-                    ids = next(encoded) if s else empty_ids
-                    length = len(ids)
-                    truncated = length > self.max_length and not whole
-                    if truncated:
-                        ids = self.tokenizer.encode(s, add_special_tokens=True, max_length=self.max_length,
-                                                    truncation=True)
-                    tok = Tokenized(np.asarray(ids, dtype=np.int64), truncated, length - len(ids), length)
+                for i in range(start, min(start + ENCODE_CHUNK, len(texts))):
+                    hit = self._tok_cache.get((whole, texts[i]))
+                    if hit is None:
+                        todo.setdefault(texts[i], []).append(i)
+                    else:
+                        out[i] = hit
+        uniq = list(todo)
+        for start in range(0, len(uniq), ENCODE_CHUNK):
+            chunk = uniq[start:start + ENCODE_CHUNK]
+            made = self._tokenize(chunk, whole)
+            with self._tok_lock:
+                for text, tok in zip(chunk, made):
                     self._tok_cache[(whole, text)] = tok
                     for i in todo[text]:
                         out[i] = tok
                 while len(self._tok_cache) > 200_000:
                     self._tok_cache.popitem(last=False)
         return out  # type: ignore[return-value]
+
+    def _tokenize(self, texts: list[str], whole: bool) -> list[Tokenized]:
+        stripped = [t.strip() for t in texts]
+        nonempty = [s for s in stripped if s]
+        with self._call_lock:
+            encoded = iter(self.tokenizer(nonempty, add_special_tokens=True, truncation=False)["input_ids"]
+                           if nonempty else [])
+            empty_ids = self.tokenizer("", add_special_tokens=True)["input_ids"]
+        made = []
+        for s in stripped:
+            ids = next(encoded) if s else empty_ids
+            length = len(ids)
+            truncated = length > self.max_length and not whole
+            if truncated:
+                with self._call_lock:
+                    ids = self.tokenizer.encode(s, add_special_tokens=True, max_length=self.max_length,
+                                                truncation=True)
+            made.append(Tokenized(np.asarray(ids, dtype=np.int64), truncated, length - len(ids), length))
+        return made
+
+    def with_offsets(self, stripped: str, max_length: int | None):
+        """The tokenizer's encoding of one (stripped) text with character offsets and word ids, cut at
+        ``max_length`` (None: whole). Every call into the tokenizer goes through one lock: a fast tokenizer's
+        truncation setting is state that a concurrent call would otherwise find changed ("Already borrowed")."""
+        cut = {"truncation": True, "max_length": max_length} if max_length is not None else {}
+        with self._call_lock:
+            return self.tokenizer(stripped, add_special_tokens=True, return_offsets_mapping=True, **cut)
 
 
 def _bpe_prefix_classes() -> tuple[type, ...]:

@@ -360,6 +360,24 @@ def test_texts_with_the_same_token_ids_share_one_model_pass(s4, counter):
     assert counter.rows == 1
 
 
+def test_tokenization_in_chunks_equals_one_text_at_a_time(monkeypatch):
+    """Texts are tokenized ENCODE_CHUNK at a time (a concurrent short call waits one chunk, not a corpus): the ids,
+    truncation flags and counts are those of each text alone, duplicates and cache hits included."""
+    from bertscore_viz.engine import tokenizer as tokmod
+
+    spec = resolve_model(None)
+    loaded = Encoder(spec).text_tokenizer.tokenizer
+    monkeypatch.setattr(tokmod, "ENCODE_CHUNK", 3)
+    texts = ["a b c", "  d e  ", "", "a b c", "word " * 600, "f", "g h", "i", "a b c"]
+    chunked = tokmod.TextTokenizer(spec, loaded).encode(texts)
+    monkeypatch.setattr(tokmod, "ENCODE_CHUNK", 10_000)
+    alone = [tokmod.TextTokenizer(spec, loaded).encode([t])[0] for t in texts]
+    for a, b in zip(chunked, alone):
+        assert (a.ids.tolist(), a.truncated, a.dropped, a.length) == (b.ids.tolist(), b.truncated, b.dropped, b.length)
+    assert chunked[4].truncated and chunked[4].dropped == chunked[4].length - len(chunked[4].ids) > 0
+    assert chunked[0] is chunked[3] is chunked[8]  # one entry per distinct text
+
+
 def test_progress_counts_distinct_sentences(s4):
     cands, refs = _wmt_pairs(6, "ru-en", 300)
     CACHE.clear()
