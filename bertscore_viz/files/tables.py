@@ -282,35 +282,98 @@ def _read_delimited(text: str, filename: str | None, max_rows: int, max_columns:
     trimmed = (f" named column(s) (its last {raw_width - width} cell(s) are empty)" if raw_width > width else "")
     rows: list[tuple] = []
     numbers: list[int] = []
-    prev_line = reader.line_num
-    while True:
-        try:
-            cells = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as exc:  # the read goes on with the next line: only this record is lost
-            problems.append(Problem(prev_line + 1, None, f"Row {prev_line + 1} cannot be read ({exc}); it is left "
-                                                         "out. Check the quoting there."))
-            prev_line = reader.line_num
-            continue
-        row = prev_line + 1  # the line on which this record starts
-        prev_line = reader.line_num
+    spanning: list[int] = []
+    for row, end, cells in _records(text, reader, delim, problems):
         if not any(c.strip() for c in cells):
             continue
         if len(cells) > width and not any(c.strip() for c in cells[width:]):
             cells = cells[:width]
         if len(cells) != width:
-            problems.append(Problem(row, None, f"Row {row} has {len(cells)} cells but the header has "
+            lines = f" (lines {row}-{end}, joined by a quoted cell with line breaks)" if end > row else ""
+            problems.append(Problem(row, None, f"Row {row}{lines} has {len(cells)} cells but the header has "
                                                f"{width}{trimmed}; the row is left out. Check for an unquoted "
-                                               f"delimiter ({delimiter_name(delim)}) inside a cell."))
+                                               f"delimiter ({delimiter_name(delim)}) inside a cell"
+                                               f"{' or a stray quote' if end > row else ''}."))
             continue
+        if end > row:
+            spanning.append(row)
         if len(rows) >= limit:
             problems.append(Problem(row, None, f"The file has {over}; rows from {row} on are left out."))
             break
         rows.append(tuple(cells))
         numbers.append(row)
+    if spanning:
+        problems.append(_spanning_note(spanning))
     kind = {"\t": "tsv"}.get(delim, "csv")
     return Table(tuple(header), tuple(rows), tuple(numbers), kind, delim), problems
+
+
+#: Times the rest of a file is read again after a quote left open to its end (each read is linear in the file).
+_REREADS = 3
+
+
+def _records(text: str, reader, delim: str, problems: list[Problem]):
+    """``(first line, last line, cells)`` of each record after the header. A record that cannot be parsed is
+    listed and the read goes on with the next line. A quote opened and never closed would swallow the rest of the
+    file as one cell: that record's row is listed and left out, and the lines after it are read again as rows."""
+    offset = 0  # lines of the file before the text the reader reads
+    rereads = 0
+    while True:
+        prev_line = reader.line_num
+        last = None
+        while True:
+            try:
+                cells = next(reader)
+            except StopIteration:
+                break
+            except csv.Error as exc:  # only this record is lost
+                problems.append(Problem(offset + prev_line + 1, None, f"Row {offset + prev_line + 1} cannot be read "
+                                                                      f"({exc}); it is left out. Check the quoting "
+                                                                      "there."))
+                prev_line = reader.line_num
+                continue
+            if last is not None:
+                yield last
+            last = (offset + prev_line + 1, offset + reader.line_num, cells)
+            prev_line = reader.line_num
+        if last is None:
+            return
+        row, end, _ = last
+        lines = list(io.StringIO(text, newline="")) if end > row else []  # split as the reader splits them
+        if end == row or not _quote_left_open("".join(lines[row - offset - 1:]), delim):
+            yield last
+            return
+        if rereads == _REREADS:
+            problems.append(Problem(row, None, f"Row {row} opens a quoted cell (\") that is never closed; lines "
+                                               f"{row}-{end} are left out. Close the quote, or double it (\"\") "
+                                               "where it is part of the text."))
+            return
+        rereads += 1
+        problems.append(Problem(row, None, f"Row {row} opens a quoted cell (\") that is never closed, which would "
+                                           f"make lines {row}-{end} one cell; row {row} is left out and the lines "
+                                           "after it are read as rows. Close the quote, or double it (\"\") where "
+                                           "it is part of the text."))
+        text = "".join(lines[row - offset:])
+        offset = row
+        reader = csv.reader(io.StringIO(text, newline=""), delimiter=delim)
+
+
+def _quote_left_open(record: str, delim: str) -> bool:
+    """Whether the raw text of one record ends inside a quoted cell (the strict reader says so; the lenient one the
+    app reads with would take the rest of the file into the cell)."""
+    try:
+        for _ in csv.reader(io.StringIO(record, newline=""), delimiter=delim, strict=True):
+            pass
+    except csv.Error as exc:
+        return "unexpected end of data" in str(exc)
+    return False
+
+
+def _spanning_note(rows: list[int]) -> Problem:
+    shown = ", ".join(str(r) for r in rows[:5]) + (f" and {len(rows) - 5:,} more" if len(rows) > 5 else "")
+    return Problem(rows[0], None, f"{len(rows):,} row(s) hold a quoted cell with line breaks, read as one cell "
+                                  f"(row {shown}). If a stray quote joined lines that are rows of their own, close "
+                                  "or double it (\"\").", severity="warning")
 
 
 def _json_items(text: str) -> tuple[list[tuple[int, object]] | None, list[Problem]]:
@@ -346,6 +409,7 @@ def _read_jsonl(text: str, max_rows: int, max_columns: int, max_cells: int) -> t
         return None, problems
     records: list[tuple[int, dict]] = []
     columns: dict[str, None] = {}
+    clashes: dict[tuple[str, str], list[int]] = {}  # (name, the later key as written) -> lines
     for n, obj in items:
         if not isinstance(obj, dict):
             problems.append(Problem(n, None, f"Line {n} is a JSON {_json_type(obj)}, not an object with named "
@@ -355,12 +419,23 @@ def _read_jsonl(text: str, max_rows: int, max_columns: int, max_cells: int) -> t
             problems.append(Problem(n, None, f"The file has more than {max_rows:,} records, the most read here "
                                              f"{setting_note('max_rows')}; lines from {n} on are left out."))
             break
-        for k in obj:
-            columns.setdefault(str(k).strip(), None)
+        norm: dict[str, object] = {}
+        for k, v in obj.items():
+            name = str(k).strip()
+            if name in norm:
+                clashes.setdefault((name, str(k)), []).append(n)
+                continue
+            norm[name] = v
+            columns.setdefault(name, None)
         if len(columns) > max_columns:
             return None, problems + [_too_many_columns(len(columns), max_columns, "file (counting the fields of its "
                                                        f"objects up to line {n})")]
-        records.append((n, obj))
+        records.append((n, norm))
+    for (name, key), lines in clashes.items():
+        where = f"line {lines[0]}" + (f" and {len(lines) - 1:,} more" if len(lines) > 1 else "")
+        problems.append(Problem(lines[0], name, f"The field {key!r} is {name!r} once the spaces around it are "
+                                                f"dropped, a name the object already has ({where}); only the first is "
+                                                "used. Rename one of them."))
     if not records:
         problems.append(Problem(None, None, "No JSON object could be read from the file."))
         return None, problems
@@ -372,8 +447,7 @@ def _read_jsonl(text: str, max_rows: int, max_columns: int, max_cells: int) -> t
                                                  f"{first_out} on are left out."))
         records = records[:limit]
     rows = []
-    for _, obj in records:
-        norm = {str(k).strip(): v for k, v in obj.items()}
+    for _, norm in records:
         rows.append(tuple(_json_cell(norm.get(c)) for c in cols))
     return Table(cols, tuple(rows), tuple(n for n, _ in records), "jsonl"), problems
 

@@ -173,6 +173,39 @@ def test_a_cell_over_csvs_field_limit_is_a_listed_row_and_the_rows_after_it_are_
     assert csv.field_size_limit() >= len(data)  # raised for the read, never lowered
 
 
+def test_a_quote_never_closed_loses_only_its_row_and_the_rows_after_it_are_read():
+    """A stray opening quote would make the rest of the file one cell (the lenient reader reads on to the end):
+    its row is listed and left out, the lines after it are read as rows, in CSV and in human-score files."""
+    ds = parse_upload(_csv('reference,A\nr1,a1\nr2,"a2 oops\nr3,a3\nr4,a4'))
+    assert ds.references == [["r1"], ["r3"], ["r4"]] and ds.systems == {"A": ["a1", "a3", "a4"]}
+    (p,) = ds.errors
+    assert p.row == 3 and "never closed" in p.problem and "lines 3-5" in p.problem
+    assert ds.segment_ids == ["2", "4", "5"]  # the rows keep their line numbers
+    crlf = parse_upload(b'reference,A\r\nr1,"x\r\nr2,b\r\nr3,c\r\n')  # CRLF lines, split as the reader splits
+    assert crlf.systems["A"] == ["b", "c"] and [p.row for p in crlf.errors] == [2]
+    rated = parse_human_scores(_csv('candidate,reference,human\na,b,0.5\n"c,d,0.1\ne,f,0.9\ng,h,0.2'), "h.csv")
+    assert list(rated.human) == [0.5, 0.9, 0.2] and [p.row for p in rated.errors] == [3]
+
+
+def test_rows_joined_by_a_quoted_line_break_are_said_or_listed_with_their_lines():
+    ds = parse_upload(_csv('reference,A\nr1,"two\nlines"\nr2,a2'))
+    assert ds.systems["A"] == ["two\nlines", "a2"]  # a real multi-line cell, kept and said
+    (w,) = [p for p in ds.problems if p.severity == "warning" and "line breaks" in p.problem]
+    assert w.row == 2 and "1 row(s)" in w.problem
+    glued = parse_upload(_csv('reference,A,B\nr1,a1,b1\nr2,"a2,b2\nr3,a3,b3\nr4,"a4\nr5,a5,b5'))
+    assert glued.references == [["r1"], ["r5"]]
+    (p,) = glued.errors
+    assert p.row == 3 and "lines 3-5" in p.problem and "stray quote" in p.problem
+
+
+def test_json_fields_that_are_one_name_once_stripped_are_listed_first_kept():
+    lines = [{"reference": "r1", "A": "x", " A": "y"}, {"reference": "r2", "A": "x2", " A": "y2"}]
+    ds = parse_upload("\n".join(json.dumps(x) for x in lines).encode(), "x.jsonl")
+    assert ds.systems == {"A": ["x", "x2"]}
+    (p,) = ds.errors
+    assert p.row == 1 and p.column == "A" and "' A'" in p.problem and "line 1 and 1 more" in p.problem
+
+
 def test_human_b_is_a_system_with_the_guess_said_unless_system_b_exists():
     ds = parse_upload(_csv("reference,Human-B,ONLINE-A\nr,h,o"))
     assert ds.system_names == ["Human-B", "ONLINE-A"]
