@@ -36,7 +36,7 @@ import time
 
 from bertscore_viz.errors import BertScoreVizError, InputError
 from bertscore_viz.evaluation import results_file
-from bertscore_viz.files import human_scores, tables, upload
+from bertscore_viz.files import human_scores, mtme, tables, upload
 from bertscore_viz.files.limits import (
     MAX_BYTES,
     MAX_CELL_CHARS,
@@ -57,7 +57,7 @@ except ImportError:  # pragma: no cover - Windows
     resource = None
 
 __all__ = ["MAX_WORKERS", "STARTUP_SECONDS", "POLL_SECONDS", "run_isolated", "read_table", "parse_upload",
-           "build_dataset", "parse_human_scores", "read_results", "start_method"]
+           "build_dataset", "parse_human_scores", "read_results", "mtme_catalogue", "read_mtme", "start_method"]
 
 #: Most worker processes reading files at once (later calls wait for a slot).
 MAX_WORKERS = max(1, min(4, os.cpu_count() or 1))
@@ -66,7 +66,8 @@ STARTUP_SECONDS = 120.0
 #: How often the waiting thread looks at the worker's memory.
 POLL_SECONDS = 0.05
 #: Modules the forkserver imports once, so that each child starts with them.
-_PRELOAD = ["bertscore_viz.files.upload", "bertscore_viz.files.human_scores", "bertscore_viz.evaluation.results_file"]
+_PRELOAD = ["bertscore_viz.files.upload", "bertscore_viz.files.human_scores", "bertscore_viz.evaluation.results_file",
+            "bertscore_viz.files.mtme"]
 _SLOTS = threading.BoundedSemaphore(MAX_WORKERS)
 _CONTEXT_LOCK = threading.Lock()
 _CONTEXT: list = []
@@ -312,3 +313,35 @@ def read_results(source, max_bytes: int | None = None, max_rows: int | None = No
         return results_file.read_results(source, max_bytes, max_rows, max_chars)  # refused before a worker starts
     return run_isolated(results_file.read_results, source, max_bytes, max_rows, max_chars, max_seconds=max_seconds,
                         max_memory_bytes=max_memory_bytes, what="The results file")
+
+
+def _catalogue(data: bytes, filename: str | None) -> tuple[str, dict[str, tuple[str, ...]]]:
+    source = mtme.open_mtme(data, filename)
+    return source.name, {ts: source.language_pairs(ts) for ts in source.test_sets}
+
+
+def _evalset(data: bytes, filename: str | None, lp: str, test_set: str | None) -> mtme.EvalSet:
+    return mtme.open_mtme(data, filename).read(lp, test_set, read_metric_scores=False)
+
+
+def mtme_catalogue(data: bytes, filename: str | None = None, max_seconds: float = MAX_SECONDS,
+                   max_memory_bytes: int | None = MAX_MEMORY_BYTES) -> tuple[str, dict[str, tuple[str, ...]]]:
+    """The name of an uploaded mt-metrics-eval zip and ``{test set: language pairs}`` in it, read in a worker (a
+    zip's listing and members are decompressed there, never in the server's interpreter).
+
+    Raises:
+        InputError: as :func:`~bertscore_viz.files.mtme.open_mtme`, or a limit reached (LimitExceeded).
+    """
+    return run_isolated(_catalogue, data, filename, max_seconds=max_seconds, max_memory_bytes=max_memory_bytes,
+                        what=f"The zip {filename}" if filename else "The zip")
+
+
+def read_mtme(data: bytes, filename: str | None, lp: str, test_set: str | None = None,
+              max_seconds: float = MAX_SECONDS, max_memory_bytes: int | None = MAX_MEMORY_BYTES) -> mtme.EvalSet:
+    """One language pair of an uploaded mt-metrics-eval zip (its metric scores not read), read in a worker.
+
+    Raises:
+        InputError: a missing or malformed file (naming it), or a limit reached (LimitExceeded).
+    """
+    return run_isolated(_evalset, data, filename, lp, test_set, max_seconds=max_seconds,
+                        max_memory_bytes=max_memory_bytes, what=f"The zip {filename}" if filename else "The zip")

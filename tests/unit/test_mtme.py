@@ -325,3 +325,31 @@ def test_scored_with_the_model_and_written_back_equal_scorer_on_explicit_pairs(t
     back = read_evalset(ts, "de-en").metric_scores["BERTScore-refA"]
     assert back["seg"]["sys_B"] == tuple(float(x) for x in results["sys_B"].f1)
     assert back["sys"]["sysA"] == (float(results["sysA"].f1.mean()),)
+
+
+def test_an_uploaded_zip_is_listed_and_read_in_a_worker_as_in_process(tmp_path):
+    """The app reads an uploaded zip in a worker process (serving/isolated.py) within the deployment's limits: the
+    same catalogue and language pair as open_mtme gives in process; a zip that inflates past the memory limit is
+    stopped with the limit named, the server untouched."""
+    from bertscore_viz.files.limits import LimitExceeded
+    from bertscore_viz.serving import isolated
+
+    build(tmp_path, "wmt16")
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        for f in sorted(tmp_path.rglob("*")):
+            if f.is_file():
+                zf.write(f, f.relative_to(tmp_path).as_posix())
+    data = buffer.getvalue()
+    src = open_mtme(data, "up.zip")
+    assert isolated.mtme_catalogue(data, "up.zip") == (src.name, {ts: src.language_pairs(ts) for ts in src.test_sets})
+    assert isolated.read_mtme(data, "up.zip", "de-en", "wmt16") == src.read("de-en", "wmt16", read_metric_scores=False)
+    with pytest.raises(InputError, match="No language pair .xx-yy. in the zip up.zip"):
+        isolated.read_mtme(data, "up.zip", "xx-yy", "wmt16")
+    bomb = io.BytesIO()
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("wmt16/sources/de-en.txt", b"a\n" * (150 * 2**20))  # 300 MB of text in a zip of about 300 KB
+        for name in ("references/de-en.refA.txt", "system-outputs/de-en/sysA.txt"):
+            zf.writestr(f"wmt16/{name}", b"b\n")
+    with pytest.raises(LimitExceeded, match="BERTSCORE_VIZ_UPLOAD_MEMORY_MB"):
+        isolated.read_mtme(bomb.getvalue(), "bomb.zip", "de-en", "wmt16", max_memory_bytes=200 * 2**20)

@@ -18,7 +18,6 @@ from bertscore_viz.errors import InputError
 from bertscore_viz.evaluation.levels import document_keys
 from bertscore_viz.files import upload
 from bertscore_viz.files.human_scores import HumanScored, find_human_column
-from bertscore_viz.files.mtme import open_mtme
 from bertscore_viz.locations import EXAMPLES_DIR
 from bertscore_viz.serving import isolated
 
@@ -138,21 +137,26 @@ def _choice(label: str, options: list, key: str, **kwargs):
 
 def _mtme(item: dict, file_key: str) -> work.Rated:
     """Test set, language pair, reference and human scores of an mt-metrics-eval zip, read once per choice."""
-    source = open_mtme(item["data"], item["name"])
+    # the zip is listed and read in a worker process within the deployment's limits, as every upload is
+    limits = {k: v for k, v in ui_cache.upload_limits().items() if k in ("max_seconds", "max_memory_bytes")}
+    listed = work.extra().get("mtme_catalogue")
+    if listed is None or listed[0] != file_key:
+        work.extra()["mtme_catalogue"] = (file_key, isolated.mtme_catalogue(item["data"], item["name"], **limits))
+    zip_name, catalogue = work.extra()["mtme_catalogue"][1]
     c1, c2, c3, c4 = st.columns(4)
     with c1:
-        test_set = _choice("Test set", list(source.test_sets), "agr_mtme_set",
-                           format_func=lambda t: t or source.name)
+        test_set = _choice("Test set", list(catalogue), "agr_mtme_set", format_func=lambda t: t or zip_name)
     with c2:
-        lp = _choice("Language pair", list(source.language_pairs(test_set)), "agr_mtme_lp")
+        lp = _choice("Language pair", list(catalogue[test_set]), "agr_mtme_lp")
     kept = work.extra().get("evalset")
-    if kept is None or kept[0] != (test_set, lp):
-        with st.spinner(f"Reading {lp} of {test_set or source.name}…"):
-            work.extra()["evalset"] = ((test_set, lp), source.read(lp, test_set, read_metric_scores=False))
+    if kept is None or kept[0] != (file_key, test_set, lp):
+        with st.spinner(f"Reading {lp} of {test_set or zip_name}…"):
+            work.extra()["evalset"] = ((file_key, test_set, lp),
+                                       isolated.read_mtme(item["data"], item["name"], lp, test_set, **limits))
     evalset = work.extra()["evalset"][1]
     humans = [k for k in evalset.human_scores if "seg" in evalset.levels(k)]
     if not humans:
-        raise InputError(f"{lp} of {test_set or source.name} has no segment-level human scores "
+        raise InputError(f"{lp} of {test_set or zip_name} has no segment-level human scores "
                          "(human-scores/LP.NAME.seg.score); the Agreement page needs them.")
     with c3:
         reference = _choice("Reference", list(evalset.references), "agr_mtme_ref",
@@ -172,7 +176,7 @@ def _mtme(item: dict, file_key: str) -> work.Rated:
             "systems or language pairs in the zip, or use the command line."))])
     sys_scores = {s: float(v[0]) for s, v in evalset.human_scores[human].get("sys", {}).items()
                   if v and v[0] is not None}
-    label = f"{test_set or source.name} {lp}, reference {reference}, human scores {human}"
+    label = f"{test_set or zip_name} {lp}, reference {reference}, human scores {human}"
     return work.keep_rated(work.Rated(data, key, document_keys(data.segment_ids), sys_scores or None, label))
 
 

@@ -16,6 +16,8 @@ from bertscore_viz.app.ui.messages import escape_markdown, show_error
 from bertscore_viz.errors import BertScoreVizError, InputError
 from bertscore_viz.evaluation import compare
 from bertscore_viz.files import mtme, upload
+from bertscore_viz.files.limits import setting_note
+from bertscore_viz.serving import isolated
 
 __all__ = ["MTME_METRIC", "is_mtme", "mtme_download", "mtme_input"]
 
@@ -36,8 +38,7 @@ def _catalogue(data: bytes, name: str, fkey: str) -> dict[str, tuple[str, ...]]:
     refused = ui_cache.count_upload(data, name)
     if refused:
         raise InputError(refused)
-    source = mtme.open_mtme(data, name)
-    catalogue = {ts: source.language_pairs(ts) for ts in source.test_sets}
+    _, catalogue = isolated.mtme_catalogue(data, name, **_worker_limits())
     state.mtme = (fkey, catalogue, {})
     return catalogue
 
@@ -46,22 +47,32 @@ def _evalset(data: bytes, name: str, fkey: str, test_set: str, lp: str) -> mtme.
     """One language pair, read once and kept (the last few)."""
     kept = compare_state().mtme[2]
     if (test_set, lp) not in kept:
-        evalset = mtme.open_mtme(data, name).read(lp, test_set, read_metric_scores=False)
+        evalset = isolated.read_mtme(data, name, lp, test_set, **_worker_limits())
         if len(kept) >= MAX_KEPT_EVALSETS:
             kept.pop(next(iter(kept)))
         kept[(test_set, lp)] = evalset
     return kept[(test_set, lp)]
 
 
+def _worker_limits() -> dict:
+    """The zip is read in a worker process within the deployment's time and memory limits for a file."""
+    limits = ui_cache.upload_limits()
+    return {"max_seconds": limits["max_seconds"], "max_memory_bytes": limits["max_memory_bytes"]}
+
+
 def _checked_size(evalset: mtme.EvalSet, reference: str) -> None:
-    """The upload limits of a table apply to a test set too: segments (rows), systems and outputs."""
+    """The deployment's upload limits of a table apply to a test set too: segments (rows), systems and outputs
+    (pairs), each named with its setting."""
     n, systems = evalset.n_segments, len(evalset.scored_systems(reference))
-    rows = ui_cache.policy().upload_rows
-    if n > rows or systems > upload.MAX_SYSTEMS or n * systems > upload.MAX_PAIRS:
-        raise InputError(f"{evalset.name} {evalset.lp} has {n:,} segments and {systems} systems ({n * systems:,} "
-                         f"outputs); this server scores at most {rows:,} segments, {upload.MAX_SYSTEMS} systems and "
-                         f"{upload.MAX_PAIRS:,} outputs per file. Zip fewer systems, or score it with "
-                         "`bertscore-viz mtme` on the command line.")
+    pol = ui_cache.policy()
+    over = [f"{n:,} segments, over {pol.upload_rows:,} {setting_note('max_rows')}" if n > pol.upload_rows else "",
+            f"{systems:,} systems, over {pol.upload_systems:,} {setting_note('max_systems')}"
+            if systems > pol.upload_systems else "",
+            f"{n * systems:,} outputs, over {pol.upload_pairs:,} {setting_note('max_pairs')}"
+            if n * systems > pol.upload_pairs else ""]
+    if any(over):
+        raise InputError(f"{evalset.name} {evalset.lp} has {'; '.join(x for x in over if x)}. Zip fewer systems, "
+                         "or score it with `bertscore-viz mtme` on the command line.")
 
 
 def _dataset(evalset: mtme.EvalSet, reference: str, key: tuple) -> upload.Dataset:
