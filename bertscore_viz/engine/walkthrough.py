@@ -46,7 +46,7 @@ DEFAULT_BATCH = (
 #: The worked example of the formula: recall of "alphabet" is the larger of its similarities to "writing" and
 #: "system".
 WORKED_EXAMPLE = ("writing system", "alphabet")
-#: Most pairs and tokens per text the page computes (a walkthrough, not a test set).
+#: Most pairs of a batch by default (a walkthrough, not a test set; the app's is a deployment setting).
 MAX_PAIRS = 16
 
 
@@ -144,15 +144,15 @@ def _pad(arrays: list[np.ndarray], length: int, fill, dtype) -> np.ndarray:
     return out
 
 
-def _checked_pairs(candidates, references) -> tuple[list[str], list[str]]:
-    """The batch as candidates and one reference each, within :data:`MAX_PAIRS`."""
+def _checked_pairs(candidates, references, max_pairs: int = MAX_PAIRS) -> tuple[list[str], list[str]]:
+    """The batch as candidates and one reference each, within ``max_pairs``."""
     cands, groups = normalize_inputs(candidates, references)
     if any(len(g) != 1 for g in groups):
         raise InputError("The walkthrough takes one reference per candidate.")
     if not cands:
         raise InputError("Give at least one pair.")
-    if len(cands) > MAX_PAIRS:
-        raise InputError(f"The walkthrough shows at most {MAX_PAIRS} pairs (it prints every tensor); got "
+    if len(cands) > max_pairs:
+        raise InputError(f"The walkthrough shows at most {max_pairs} pairs (it prints every tensor); got "
                          f"{len(cands)}. Score larger sets on the Compare page.")
     return cands, [g[0] for g in groups]
 
@@ -171,13 +171,13 @@ def _idf_info(scorer, idf, toks, n_cands: int, wvec: np.ndarray) -> dict:
             "weight": {tokenizer.convert_ids_to_tokens(t): float(wvec[t]) for t in present}}
 
 
-def compute(scorer, candidates, references) -> Walkthrough:
+def compute(scorer, candidates, references, max_pairs: int = MAX_PAIRS) -> Walkthrough:
     """Run the steps on a batch of single-reference pairs with ``scorer``'s model, layer, idf and rescaling.
 
     Raises:
-        InputError: more than :data:`MAX_PAIRS` pairs, or references that are not one string per candidate.
+        InputError: more than ``max_pairs`` pairs, or references that are not one string per candidate.
     """
-    cands, refs = _checked_pairs(candidates, references)
+    cands, refs = _checked_pairs(candidates, references, max_pairs)
     enc = scorer.encoder
     layer = scorer.layer
     toks = scorer.encode(cands + refs)  # whole texts in window mode

@@ -125,10 +125,10 @@ def figure_height(n_rows: int, n_cols: int | None = None) -> int:
     return heatmap_size(n_rows, n_rows if n_cols is None else n_cols)["height"]
 
 
-def needs_overview(pair: PairExplanation, show_special: bool = False) -> bool:
-    """Whether the page opens this pair on the overview (more than :data:`WHOLE_TOKENS` tokens a side)."""
+def needs_overview(pair: PairExplanation, show_special: bool = False, whole_tokens: int = WHOLE_TOKENS) -> bool:
+    """Whether the page opens this pair on the overview (more than ``whole_tokens`` tokens a side)."""
     return max(len(shown_positions(pair.cand, show_special)), len(shown_positions(pair.ref, show_special))) \
-        > WHOLE_TOKENS
+        > whole_tokens
 
 
 def _short(label: str) -> str:

@@ -154,18 +154,19 @@ def _check_format(fmt: str) -> str:
     return fmt
 
 
-def _check_size(n_rows: int, n_cols: int) -> None:
-    if max(n_rows, n_cols) > MAX_TOKENS:
+def _check_size(n_rows: int, n_cols: int, max_tokens: int = MAX_TOKENS) -> None:
+    if max(n_rows, n_cols) > max_tokens:
         raise FigureTooLarge(
-            f"This pair has {n_rows} x {n_cols} tokens; a static figure (PNG, SVG, PDF) draws at most {MAX_TOKENS} "
+            f"This pair has {n_rows} x {n_cols} tokens; a static figure (PNG, SVG, PDF) draws at most {max_tokens} "
             "a side. Use the interactive figure (HTML) or the token table, or explain a shorter excerpt.")
 
 
-def refusal(pair: PairExplanation, show_special: bool = False) -> str | None:
-    """Why this pair cannot be drawn as a static figure (the message of :class:`FigureTooLarge`), or None: pages
-    ask before offering the download, so that a click never fails."""
+def refusal(pair: PairExplanation, show_special: bool = False, max_tokens: int = MAX_TOKENS) -> str | None:
+    """Why this pair cannot be drawn as a static figure of at most ``max_tokens`` a side (the message of
+    :class:`FigureTooLarge`), or None: pages ask before offering the download, so that a click never fails."""
     try:
-        _check_size(len(shown_positions(pair.cand, show_special)), len(shown_positions(pair.ref, show_special)))
+        _check_size(len(shown_positions(pair.cand, show_special)), len(shown_positions(pair.ref, show_special)),
+                    max_tokens)
     except FigureTooLarge as exc:
         return str(exc)
     return None
@@ -251,7 +252,7 @@ def _draw_markers(ax, pair: PairExplanation, rows: np.ndarray, cols: np.ndarray,
 
 
 def heatmap_image(pair: PairExplanation, fmt: str = "png", show_special: bool = False,
-                  merge_words: bool = False) -> bytes:
+                  merge_words: bool = False, max_tokens: int = MAX_TOKENS) -> bytes:
     """The similarity heatmap as image bytes, each cell's value printed (as bert-score-show does) while cells are
     large enough to read it.
 
@@ -262,14 +263,14 @@ def heatmap_image(pair: PairExplanation, fmt: str = "png", show_special: bool = 
     values are left out below :data:`MIN_VALUE_CELL_INCHES`, the title says so).
 
     Raises:
-        FigureTooLarge: over :data:`MAX_TOKENS` tokens a side.
+        FigureTooLarge: over ``max_tokens`` tokens a side (:data:`MAX_TOKENS` by default).
         InputError: an unknown format.
     """
     fmt = _check_format(fmt)
     values, _ = cell_values(pair)
     ya, xa = axis_for(pair.cand, show_special, merge_words), axis_for(pair.ref, show_special, merge_words)
     rows, cols = ya.positions, xa.positions
-    _check_size(len(rows), len(cols))
+    _check_size(len(rows), len(cols), max_tokens)
     sub = values[np.ix_(rows, cols)]
     title = _title(pair)
     n_r, n_c = max(1, len(rows)), max(1, len(cols))
@@ -367,18 +368,19 @@ def _align_axes(width: float, height: float, size: float):
 
 
 def alignment_image(pair: PairExplanation, fmt: str = "png", show_special: bool = False,
-                    merge_words: bool = False) -> bytes:
+                    merge_words: bool = False, max_tokens: int = MAX_TOKENS) -> bytes:
     """The two sentences wrapped onto bands (as on the page), the candidate's line above the reference's in each,
     a solid line from each candidate token to its best reference token (P) and a dashed one from each reference
     token to its best candidate token (R), coloured by similarity. Every token is labelled (with ``merge_words``
     each word once, on its first piece); at most :data:`MAX_INCHES` a side.
 
     Raises:
-        FigureTooLarge: over :data:`MAX_TOKENS` tokens a side.
+        FigureTooLarge: over ``max_tokens`` tokens a side (:data:`MAX_TOKENS` by default).
         InputError: an unknown format.
     """
     fmt = _check_format(fmt)
-    _check_size(len(shown_positions(pair.cand, show_special)), len(shown_positions(pair.ref, show_special)))
+    _check_size(len(shown_positions(pair.cand, show_special)), len(shown_positions(pair.ref, show_special)),
+                max_tokens)
     lay, size = _align_fit(pair, show_special, merge_words)
     title = _title(pair) + ("\nsolid: candidate → best reference token (P); dashed: reference → best candidate "
                             "token (R); blue = similar, red = dissimilar")

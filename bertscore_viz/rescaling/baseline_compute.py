@@ -439,9 +439,6 @@ def corpus_from_lines(lines: Sequence[str], source: str = "<lines>", max_words: 
 
 
 # --- for the Baselines page -------------------------------------------------------------------------------------
-#: Largest corpus accepted for upload in the app (bytes), and most pairs computed there.
-MAX_UPLOAD_BYTES = 5 * 2**20
-MAX_APP_PAIRS = 20_000
 #: Used when the shipped Compare example is missing.
 BUILTIN_PAIRS = (
     ("The cat sat on the mat.", "There is a cat sitting on the mat."),

@@ -23,7 +23,7 @@ except ModuleNotFoundError:  # Python 3.10: settings from the environment only
     tomllib = None
 
 __all__ = ["ENV_PREFIX", "SETTINGS", "Policy", "DeployConfigError", "load_policy", "policy",
-           "STREAMLIT_UPLOAD_VAR", "streamlit_upload_mb"]
+           "STREAMLIT_UPLOAD_VAR", "streamlit_upload_mb", "setting_name"]
 
 log = logging.getLogger("bertscore_viz.app")
 ENV_PREFIX = "BERTSCORE_VIZ_"
@@ -49,6 +49,20 @@ SETTINGS: dict[str, tuple[type, object]] = {
     "upload_cell_chars": (int, 20_000),
     "upload_seconds": (float, 60.0),
     "upload_memory_mb": (float, 2048.0),
+    "inspect_references": (int, 8),
+    "idf_corpus_mb": (float, 5.0),
+    "idf_corpus_lines": (int, 50_000),
+    "figure_tokens": (int, 200),
+    "download_figure_tokens": (int, 1_100),
+    "walkthrough_pairs": (int, 16),
+    "audit_pairs": (int, 500),
+    "baseline_pairs": (int, 20_000),
+    "baseline_corpus_mb": (float, 5.0),
+    "samples_inputs": (int, 500),
+    "samples_per_input": (int, 64),
+    "samples_total": (int, 2_000),
+    "samples_chars": (int, 1_000_000),
+    "samples_references": (int, 16),
 }
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
@@ -81,6 +95,18 @@ class Policy:
             longest cell (docs/INPUTS.md).
         upload_seconds, upload_memory_mb: the most time and memory a file may take to read, in a worker process
             of its own (serving/isolated.py), so that no upload holds the server for the other sessions.
+        inspect_references: the most references of one Inspect pair.
+        idf_corpus_mb, idf_corpus_lines: the largest corpus pasted or uploaded for idf (Inspect, the walkthrough).
+        figure_tokens: the most tokens a side a heatmap on a page draws whole; a longer pair opens on an overview
+            of the whole matrix with a region of at most this many tokens a side drawn whole.
+        download_figure_tokens: the most tokens a side of a figure drawn as PNG, SVG or PDF.
+        walkthrough_pairs: the most pairs of the walkthrough's batch (it prints every tensor).
+        audit_pairs: the most pairs of one stress test (each is perturbed nine ways, every layer scored).
+        baseline_pairs, baseline_corpus_mb: the most random pairs of a baseline computed on the Baselines page,
+            and its largest corpus.
+        samples_inputs, samples_per_input, samples_total, samples_chars, samples_references: the Many samples
+            page's bounds: inputs, samples of one input (its matrix is N x N), samples in all, characters of all
+            texts, references of one input.
     """
 
     models: tuple[str, ...] = ()
@@ -103,6 +129,20 @@ class Policy:
     upload_cell_chars: int = 20_000
     upload_seconds: float = 60.0
     upload_memory_mb: float = 2048.0
+    inspect_references: int = 8
+    idf_corpus_mb: float = 5.0
+    idf_corpus_lines: int = 50_000
+    figure_tokens: int = 200
+    download_figure_tokens: int = 1_100
+    walkthrough_pairs: int = 16
+    audit_pairs: int = 500
+    baseline_pairs: int = 20_000
+    baseline_corpus_mb: float = 5.0
+    samples_inputs: int = 500
+    samples_per_input: int = 64
+    samples_total: int = 2_000
+    samples_chars: int = 1_000_000
+    samples_references: int = 16
 
     @property
     def kept_bytes(self) -> int:
@@ -119,6 +159,14 @@ class Policy:
     @property
     def upload_memory_bytes(self) -> int:
         return int(self.upload_memory_mb * 2**20)
+
+    @property
+    def idf_corpus_bytes(self) -> int:
+        return int(self.idf_corpus_mb * 2**20)
+
+    @property
+    def baseline_corpus_bytes(self) -> int:
+        return int(self.baseline_corpus_mb * 2**20)
 
 
 def _convert(name: str, kind: type, value: object) -> object:
@@ -204,6 +252,13 @@ def policy() -> Policy:
         if _POLICY is None:
             _POLICY = load_policy()
         return _POLICY
+
+
+def setting_name(name: str) -> str:
+    """The environment variable of a setting: ``"figure_tokens"`` -> ``"BERTSCORE_VIZ_FIGURE_TOKENS"``."""
+    if name not in SETTINGS:
+        raise KeyError(name)
+    return ENV_PREFIX + name.upper()
 
 
 #: Streamlit's own cap on every upload (``server.maxUploadSize``, MB); the app's per-widget limits cannot exceed it.

@@ -32,6 +32,7 @@ from bertscore_viz.evaluation.audit import audit
 from bertscore_viz.figures import audit_plots
 from bertscore_viz.files import upload
 from bertscore_viz.files.export import safe_csv
+from bertscore_viz.serving import config
 
 from .navigation import texts, use_settings
 
@@ -292,7 +293,7 @@ def test_the_compare_pages_dataset_one_system_sampled(engine):
 
 
 def test_a_file_over_the_limit_is_sampled_and_shown_as_typed(monkeypatch):
-    monkeypatch.setattr(view, "MAX_PAIRS", 5)
+    monkeypatch.setattr(config, "_POLICY", config.Policy(audit_pairs=5))  # the deployment setting AUDIT_PAIRS
     rows = [(f"The report lists {i} cases of <b>flu</b> in town {i}.", f"The report gives {i} flu cases in town {i}.")
             for i in range(12)]
     rows[3] = ("=HYPERLINK(\"http://x\") and **bold** text here", "A reference for the formula row.")

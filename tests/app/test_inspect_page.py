@@ -315,7 +315,7 @@ def test_typed_texts_are_bounded_as_uploaded_cells_are():
     max_chars before anything reaches the server)."""
     from bertscore_viz.files.upload import MAX_CELL_CHARS
 
-    at = run_page(Settings(idf=True), inspect_idf_source="A pasted corpus")
+    at = run_page(Settings(idf=True), inspect_idf_source="A pasted corpus")  # the deployment's defaults
     assert at.text_area(key="inspect_candidate").proto.max_chars == MAX_CELL_CHARS
     assert at.text_area(key="inspect_reference_0").proto.max_chars == MAX_CELL_CHARS
     assert at.text_area(key="inspect_idf_corpus").proto.max_chars == 5 * 2**20
@@ -395,6 +395,27 @@ def test_a_long_pair_opens_on_the_overview_and_any_region_is_drawn_whole(engine)
     assert any("at most 200 a side" in c.value for c in at.caption)
     rect = next(sh for sh in _spec(at, "inspect_heatmap")["layout"]["shapes"] if sh["type"] == "rect")
     assert (rect["y0"], rect["y1"], rect["x0"], rect["x1"]) == (149.5, 259.5, -0.5, 199.5)
+
+
+def test_the_figure_settings_of_the_deployment_take_effect(engine, monkeypatch):
+    """FIGURE_TOKENS and DOWNLOAD_FIGURE_TOKENS bound what a page draws and downloads: lowered, a 30-token pair
+    opens on the overview with regions of at most that many tokens, and its PNG/SVG/PDF are refused naming the
+    setting (the HTML figure and the token table stay)."""
+    from bertscore_viz.serving import config
+
+    monkeypatch.setattr(config, "_POLICY", config.Policy(figure_tokens=20, download_figure_tokens=25,
+                                                         inspect_references=2))
+    cand, ref = _long_pair(engine, 30)
+    at = type_pair(run_page(Settings()), cand, ref)
+    assert not at.exception
+    assert _spec(at, "inspect_heatmap")["layout"]["meta"]["overview"]
+    assert _spec(at, "inspect_region")["layout"]["meta"]["region"] == {"rows": [0, 20], "cols": [0, 20]}
+    shown = " ".join(c.value for c in at.caption).replace("\\", "")
+    assert "draws at most 25 a side" in shown and "BERTSCORE_VIZ_DOWNLOAD_FIGURE_TOKENS" in shown
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert "Heatmap (HTML)" in labels and not any(label.endswith("(PNG)") for label in labels)
+    at.button(key="inspect_add_ref").click().run()
+    assert at.button(key="inspect_add_ref").disabled  # two references: the most this server takes
 
 
 def test_idf_with_one_reference_names_the_source_used_and_writes_n_a():

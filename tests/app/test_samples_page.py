@@ -31,6 +31,7 @@ from bertscore_viz.figures import consensus_plots as plots
 from bertscore_viz.files.export import safe_csv
 from bertscore_viz.files.samples import read_groups
 from bertscore_viz.models.spec import resolve_model
+from bertscore_viz.serving import config
 
 from .navigation import texts, use_settings
 
@@ -317,15 +318,18 @@ def test_typed_blocks_and_uploads_are_read_as_the_command_line_reads_them(tmp_pa
         view.parse_file("é".encode("latin-1") + b"\n", "latin.txt")
 
 
+_P = config.Policy()
+
+
 @pytest.mark.parametrize("groups, refs, limit", [
-    ([("a",)] * (view.MAX_INPUTS + 1), None, "MAX_INPUTS"),
-    ([tuple("x" for _ in range(view.MAX_SAMPLES + 1))], None, "MAX_SAMPLES"),
-    ([tuple("x" for _ in range(view.MAX_SAMPLES))] * (view.MAX_TOTAL_SAMPLES // view.MAX_SAMPLES + 1), None,
-     "MAX_TOTAL_SAMPLES"),
-    ([("x" * (view.MAX_SAMPLE_CHARS + 1),)], None, "MAX_SAMPLE_CHARS"),
-    ([("x" * view.MAX_SAMPLE_CHARS,)] * (view.MAX_TOTAL_CHARS // view.MAX_SAMPLE_CHARS + 1), None,
-     "MAX_TOTAL_CHARS"),
-    ([("a", "b")], [tuple("r" for _ in range(view.MAX_REFERENCES + 1))], "MAX_REFERENCES"),
+    ([("a",)] * (_P.samples_inputs + 1), None, "BERTSCORE_VIZ_SAMPLES_INPUTS"),
+    ([tuple("x" for _ in range(_P.samples_per_input + 1))], None, "BERTSCORE_VIZ_SAMPLES_PER_INPUT"),
+    ([tuple("x" for _ in range(_P.samples_per_input))] * (_P.samples_total // _P.samples_per_input + 1), None,
+     "BERTSCORE_VIZ_SAMPLES_TOTAL"),
+    ([("x" * (_P.upload_cell_chars + 1),)], None, "BERTSCORE_VIZ_UPLOAD_CELL_CHARS"),
+    ([("x" * _P.upload_cell_chars,)] * (_P.samples_chars // _P.upload_cell_chars + 1), None,
+     "BERTSCORE_VIZ_SAMPLES_CHARS"),
+    ([("a", "b")], [tuple("r" for _ in range(_P.samples_references + 1))], "BERTSCORE_VIZ_SAMPLES_REFERENCES"),
 ])
 def test_each_limit_is_refused_by_name(groups, refs, limit):
     inputs = view.Inputs("mine.txt", tuple(range(len(groups))), tuple(groups),
@@ -334,9 +338,16 @@ def test_each_limit_is_refused_by_name(groups, refs, limit):
         view.check_limits(inputs)
 
 
+def test_each_limit_follows_the_deployment_setting(monkeypatch):
+    monkeypatch.setattr(config, "_POLICY", config.load_policy({"BERTSCORE_VIZ_SAMPLES_PER_INPUT": "3"}))
+    inputs = view.Inputs("mine.txt", (0,), (("a", "b", "c", "d"),), ((),))
+    with pytest.raises(InputError, match=r"at most 3 per input \(server setting BERTSCORE_VIZ_SAMPLES_PER_INPUT\)"):
+        view.check_limits(inputs)
+
+
 def test_the_page_refuses_too_many_samples_before_any_model_pass():
-    at = type_text(run_page(), "\n".join(f"sample {i}" for i in range(view.MAX_SAMPLES + 1)))
-    assert any("MAX_SAMPLES" in e.value.replace("\\", "") for e in at.error)  # escaped markdown
+    at = type_text(run_page(), "\n".join(f"sample {i}" for i in range(_P.samples_per_input + 1)))
+    assert any("SAMPLES_PER_INPUT" in e.value.replace("\\", "") for e in at.error)  # escaped markdown
     assert not at.metric and not at.get("plotly_chart") and at.session_state[view.WORK_KEY]["result"] is None
 
 

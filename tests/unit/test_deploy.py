@@ -52,6 +52,24 @@ def test_environment_overrides_the_config_file(tmp_path, monkeypatch):
     assert pol.upload_bytes == 5 * 2**20 and pol.baseline_dir == "/srv/baselines"
 
 
+def test_every_setting_is_read_from_the_environment_and_documented(tmp_path, monkeypatch):
+    """Each setting: its variable changes the policy (a whole number or an amount, not the default), and both
+    docs/DEPLOY.md (the operator's table) and, for the bounds on a request's work, docs/BOUNDARIES.md name it."""
+    from bertscore_viz.serving.config import SETTINGS, setting_name
+
+    monkeypatch.chdir(tmp_path)
+    deploy = (ROOT / "docs" / "DEPLOY.md").read_text(encoding="utf-8")
+    boundaries = (ROOT / "docs" / "BOUNDARIES.md").read_text(encoding="utf-8")
+    for name, (kind, default) in SETTINGS.items():
+        var = setting_name(name)
+        assert f"`{var.removeprefix('BERTSCORE_VIZ_')}`" in deploy, f"{var} is not in docs/DEPLOY.md's table"
+        if kind in (int, float) and name not in ("max_models", "max_jobs", "small_job", "kept_mb", "kept_hours",
+                                                  "share_hours"):
+            assert var.removeprefix("BERTSCORE_VIZ_") in boundaries, f"{var} is not in docs/BOUNDARIES.md"
+            other = kind(default) + 1 if kind is int else float(default) / 2
+            assert getattr(load_policy({var: str(other)}), name) == other != default
+
+
 def test_sizes_may_be_fractions_of_a_megabyte_and_small_job_may_be_zero(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     pol = load_policy({"BERTSCORE_VIZ_UPLOAD_MB": "0.5", "BERTSCORE_VIZ_SESSION_UPLOAD_MB": "1.5",

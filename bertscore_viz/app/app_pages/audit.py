@@ -1,7 +1,7 @@
 """Is the metric fooled? The stress test of BERTScore on the example, the Compare page's dataset or a file.
 
 Steps: the pairs (the WMT16 DA example, one system of the Compare page's dataset, or one system of an uploaded file;
-at most ``audit_view.MAX_PAIRS``, a seeded sample above the number asked) -> the perturbations (English rules only
+at most the deployment's AUDIT_PAIRS, a seeded sample above the number asked) -> the perturbations (English rules only
 when the sidebar's language is English) and their seed -> one model pass at every layer on a click, kept in the
 session -> the table at the sidebar's layer, the chart by layer, the examples with both explanations one click away,
 the downloads. What is computed: docs/AUDIT.md. Tests may put ``{"name", "data"}`` into
@@ -15,6 +15,7 @@ import streamlit as st
 
 from bertscore_viz.app.ui import audit_view as view
 from bertscore_viz.app.ui import cache as ui_cache
+from bertscore_viz.app.ui.bounds import bound, named
 from bertscore_viz.app.ui.compare_state import compare_input
 from bertscore_viz.app.ui.messages import escape_markdown, show_error, show_warnings
 from bertscore_viz.app.ui.settings import current_settings
@@ -37,11 +38,11 @@ MAX_SEED = 2**31 - 1
 def _sample_controls(total: int) -> tuple[int, int]:
     """How many pairs, and which when the data have more (a seeded sample)."""
     left, right = st.columns(2)
+    most = max(2, bound("audit_pairs"))
     n = int(left.number_input(
-        "Pairs to audit", 2, view.MAX_PAIRS, key="audit_pairs",
-        **fresh("audit_pairs", value=min(view.DEFAULT_PAIRS, view.MAX_PAIRS)),
-        help=f"At most {view.MAX_PAIRS:,} (about ten sentences are embedded per pair at every layer). Data with "
-             "more pairs are sampled at random, with the sample seed."))
+        "Pairs to audit", 2, most, key="audit_pairs", **fresh("audit_pairs", value=min(view.DEFAULT_PAIRS, most)),
+        help=f"At most {most:,} {named('audit_pairs')}: about ten sentences are embedded per pair at every layer. "
+             "Data with more pairs are sampled at random, with the sample seed."))
     seed = int(right.number_input("Sample seed", 0, MAX_SEED, key="audit_sample_seed",
                                   **fresh("audit_sample_seed", value=0), disabled=total <= n,
                                   help="Which pairs are drawn when the data have more pairs than asked for."))

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import streamlit as st
 
+from bertscore_viz.app.ui.bounds import bound, named
 from bertscore_viz.app.ui.compare_state import dataset_references
 from bertscore_viz.app.ui.explain_view import explain_or_raw, render_explanation
 from bertscore_viz.app.ui.messages import escape_markdown, show_error
 from bertscore_viz.app.ui.settings import current_settings
 from bertscore_viz.errors import BertScoreVizError
 from bertscore_viz.evaluation.calibration import find_calibration, missing_calibration_message
-from bertscore_viz.files.upload import MAX_CELL_CHARS
 
 KEY = "inspect"
 #: name -> (candidate, [references]); the first fills the page on arrival.
@@ -25,11 +25,9 @@ EXAMPLES = {
     "Paper: two references": ("people like foreign cars",
                               ["consumers prefer imported cars", "people like visiting places abroad"]),
 }
-MAX_REFERENCES = 8
-#: Longest candidate or reference typed (as a cell of an upload): the model reads at most 512 tokens anyway.
-MAX_TEXT_CHARS = MAX_CELL_CHARS
-#: Longest pasted idf corpus (as a corpus upload on the Baselines page).
-MAX_IDF_CHARS = 5 * 2**20
+# Bounds (deployment settings, ui/bounds.py): references of a pair (INSPECT_REFERENCES); the longest candidate or
+# reference typed, as a cell of an upload (UPLOAD_CELL_CHARS: the model reads at most 512 tokens anyway); the
+# pasted idf corpus (IDF_CORPUS_MB, IDF_CORPUS_LINES).
 
 
 def _ref_key(i: int) -> str:
@@ -64,7 +62,7 @@ def _on_edit() -> None:
 def _add_reference() -> None:
     n = st.session_state[f"{KEY}_n_refs"]
     st.session_state[_ref_key(n)] = ""
-    st.session_state[f"{KEY}_n_refs"] = min(MAX_REFERENCES, n + 1)
+    st.session_state[f"{KEY}_n_refs"] = min(bound("inspect_references"), n + 1)
 
 
 def _remove_reference() -> None:
@@ -84,18 +82,19 @@ def _inputs() -> tuple[str, list[str]]:
     cols = st.columns(2)
     with cols[0]:
         cand = st.text_area("Candidate", key=f"{KEY}_candidate", height=100, on_change=_on_edit,
-                            max_chars=MAX_TEXT_CHARS,
+                            max_chars=bound("upload_cell_chars"),
                             help="The text being evaluated (precision is over its tokens).")
     refs = []
     with cols[1]:
         for i in range(n):
             refs.append(st.text_area("Reference" if i == 0 else f"Reference {i + 1}", key=_ref_key(i),
-                                     on_change=_on_edit, max_chars=MAX_TEXT_CHARS,
+                                     on_change=_on_edit, max_chars=bound("upload_cell_chars"),
                                      height=100 if n == 1 else 68,
                                      help="What the candidate should say (recall is over its tokens)."))
         row = st.container(horizontal=True, gap="small")
         row.button("Add reference", key=f"{KEY}_add_ref", on_click=_add_reference, icon=":material/add:",
-                   disabled=n >= MAX_REFERENCES)
+                   disabled=n >= bound("inspect_references"),
+                   help=f"At most {bound('inspect_references')} references {named('inspect_references')}.")
         if n > 1:
             row.button("Remove last", key=f"{KEY}_remove_ref", on_click=_remove_reference,
                        icon=":material/remove:")
@@ -116,7 +115,6 @@ def _validate(candidate: str, references: list[str]) -> str | None:
 IDF_PAIR = "The reference(s) of this pair"
 IDF_PASTED = "A pasted corpus"
 IDF_COMPARE = "The references of the Compare dataset"
-MAX_IDF_LINES = 50_000
 
 
 def _idf_source(n_refs: int) -> tuple[list[str] | None, str]:
@@ -140,9 +138,13 @@ def _idf_source(n_refs: int) -> tuple[list[str] | None, str]:
         source = st.radio("idf from", options, key=f"{KEY}_idf_source", horizontal=True)
         if source == IDF_PASTED:
             text = st.text_area("Corpus for idf (one sentence per line)", key=f"{KEY}_idf_corpus", height=120,
-                                max_chars=MAX_IDF_CHARS,
+                                max_chars=bound("idf_corpus_bytes"),
                                 placeholder="Paste the references of your test set, one per line.")
-            lines = [x.strip() for x in (text or "").splitlines() if x.strip()][:MAX_IDF_LINES]
+            lines = [x.strip() for x in (text or "").splitlines() if x.strip()]
+            if len(lines) > bound("idf_corpus_lines"):
+                st.warning(f"The corpus has {len(lines):,} sentences; idf is computed from the first "
+                           f"{bound('idf_corpus_lines'):,} {named('idf_corpus_lines')}.", icon=":material/warning:")
+                lines = lines[:bound("idf_corpus_lines")]
             if not lines:
                 st.info("Paste at least one sentence; until then idf comes from the pair's reference(s).",
                         icon=":material/info:")

@@ -13,6 +13,7 @@ import streamlit as st
 
 from bertscore_viz.app.ui import cache as ui_cache
 from bertscore_viz.app.ui import samples_view as view
+from bertscore_viz.app.ui.bounds import bound
 from bertscore_viz.app.ui.messages import escape_markdown, show_error, show_warnings
 from bertscore_viz.app.ui.settings import current_settings
 from bertscore_viz.app.ui.state import fresh
@@ -50,7 +51,7 @@ def _input() -> tuple[dict | None, int]:
     group size for plain-text files."""
     typed, other = st.columns([3, 2])
     typed.text_area("Samples: one per line, an empty line between inputs", key=view.TEXT_KEY, height=230,
-                    max_chars=view.MAX_TOTAL_CHARS, on_change=_on_typed,
+                    max_chars=bound("samples_chars"), on_change=_on_typed,
                     placeholder="The cat sat on the mat.\nA cat was sitting on the mat.\nThe dog sat on the mat.\n\n"
                                 "Second input, first sample\nSecond input, second sample",
                     help="Press Ctrl+Enter (or click outside) to use the text.")
@@ -58,7 +59,8 @@ def _input() -> tuple[dict | None, int]:
         up = st.file_uploader("Or a file: plain text, or JSON Lines with one input per line",
                               type=["txt", "jsonl", "ndjson", "json"], key=FILE_KEY, on_change=_on_upload,
                               max_upload_size=ui_cache.upload_widget_mb(), help=ui_cache.upload_help())
-        size = st.number_input("Samples per input (plain-text files)", 0, view.MAX_SAMPLES, key=GROUP_SIZE_KEY,
+        size = st.number_input("Samples per input (plain-text files)", 0, bound("samples_per_input"),
+                               key=GROUP_SIZE_KEY,
                                **fresh(GROUP_SIZE_KEY, value=0),
                                help="N: every N consecutive lines are one input. 0: an empty line between inputs, "
                                     "as in the text box. JSON Lines files say it themselves.")
@@ -75,9 +77,11 @@ def _format_help() -> None:
                "oracle and the gap):")
     st.code('{"id": "q1", "samples": ["first sample", "second sample", "third sample"], '
             '"references": ["a reference"]}', language=None)
-    st.caption(f"Limits: {view.MAX_INPUTS:,} inputs, {view.MAX_SAMPLES} samples per input, "
-               f"{view.MAX_TOTAL_SAMPLES:,} samples and {view.MAX_TOTAL_CHARS:,} characters in all, "
-               f"{view.MAX_SAMPLE_CHARS:,} characters per sample; the command line (`bertscore-viz mbr`) takes more.")
+    st.caption(f"Limits on this server: {bound('samples_inputs'):,} inputs, {bound('samples_per_input')} samples "
+               f"and {bound('samples_references')} references per input, {bound('samples_total'):,} samples and "
+               f"{bound('samples_chars'):,} characters in all, {bound('upload_cell_chars'):,} characters per sample "
+               "(settings SAMPLES_INPUTS, SAMPLES_PER_INPUT, SAMPLES_REFERENCES, SAMPLES_TOTAL, SAMPLES_CHARS, "
+               "UPLOAD_CELL_CHARS); the command line (`bertscore-viz mbr`) takes more.")
 
 
 def _utility() -> str:

@@ -11,6 +11,7 @@ import streamlit as st
 
 from bertscore_viz.app.ui import cache as ui_cache
 from bertscore_viz.app.ui import walkthrough_view as view
+from bertscore_viz.app.ui.bounds import bound, named
 from bertscore_viz.app.ui.long_texts import long_text_switch
 from bertscore_viz.app.ui.messages import show_error
 from bertscore_viz.app.ui.settings import current_settings
@@ -32,7 +33,9 @@ def _batch() -> pd.DataFrame:
     pair = view.inspect_pair()
     if c3.button("Use the Inspect pair", key="walk_inspect", disabled=pair is None, icon=":material/search:"):
         view.set_batch([pair])
-    n = int(c4.number_input("Segments", 1, wt.MAX_PAIRS, key="walk_n", **fresh("walk_n", value=4)))
+    most = bound("walkthrough_pairs")
+    n = int(c4.number_input("Segments", 1, most, key="walk_n", **fresh("walk_n", value=min(4, most)),
+                            help=f"At most {most} pairs {named('walkthrough_pairs')}."))
     segs = view.compare_pairs(n)
     if st.button(f"Take {n} segment(s) from the Compare dataset", key="walk_compare", disabled=segs is None,
                  icon=":material/leaderboard:"):
@@ -50,16 +53,14 @@ def _batch() -> pd.DataFrame:
 
 
 IDF_KEY = "walk_idf_corpus_input"
-#: Largest corpus for idf (as on the Baselines page).
-MAX_IDF_BYTES = 5 * 2**20
 
 
 def _idf_corpus() -> None:
     """An optional corpus to count idf over (with idf on), kept in the session as ``{"name", "data"}``."""
     up = st.file_uploader("Corpus for idf (optional; plain text, one sentence per line)", key="walk_idf_file",
-                          max_upload_size=ui_cache.upload_widget_mb(MAX_IDF_BYTES),
+                          max_upload_size=ui_cache.upload_widget_mb(bound("idf_corpus_bytes")),
                           help="With idf on, the weights are counted over these sentences instead of the batch's "
-                               "references. " + ui_cache.upload_help(MAX_IDF_BYTES))
+                               "references. " + ui_cache.upload_help(bound("idf_corpus_bytes")))
     if up is not None and st.session_state.get("_walk_idf_file_id") != up.file_id:
         st.session_state["_walk_idf_file_id"] = up.file_id
         st.session_state[IDF_KEY] = {"name": up.name, "data": up.getvalue()}
@@ -69,12 +70,16 @@ def _idf_sentences(settings) -> list[str] | None:
     item = st.session_state.get(IDF_KEY)
     if not settings.idf or item is None:
         return None
-    refused = ui_cache.count_upload(item["data"], item["name"], MAX_IDF_BYTES)
+    refused = ui_cache.count_upload(item["data"], item["name"], bound("idf_corpus_bytes"))
     if refused is not None:
         raise BertScoreVizError(refused)
     lines = [x for x in split_lines(decode_text(item["data"], f"The corpus {item['name']}")) if x]
     if not lines:
         raise BertScoreVizError(f"The corpus {item['name']} has no sentence.")
+    if len(lines) > bound("idf_corpus_lines"):
+        st.warning(f"The corpus {item['name']} has {len(lines):,} sentences; idf is counted over the first "
+                   f"{bound('idf_corpus_lines'):,} {named('idf_corpus_lines')}.", icon=":material/warning:")
+        lines = lines[:bound("idf_corpus_lines")]
     return lines
 
 
@@ -96,7 +101,12 @@ def main() -> None:
                None if scorer.baseline is None else tuple(scorer.baseline))
         kept = st.session_state.get("_walk_result")
         if kept is None or kept[0] != key:
-            kept = (key, wt.compute(scorer, frame["candidate"].tolist(), frame["reference"].tolist()), {})
+            if len(frame) > bound("walkthrough_pairs"):
+                raise BertScoreVizError(f"The batch has {len(frame)} pairs; the walkthrough shows at most "
+                                        f"{bound('walkthrough_pairs')} {named('walkthrough_pairs')}: it prints every "
+                                        "tensor. Remove pairs, or score larger sets on the Compare page.")
+            kept = (key, wt.compute(scorer, frame["candidate"].tolist(), frame["reference"].tolist(),
+                                    max_pairs=bound("walkthrough_pairs")), {})
             st.session_state["_walk_result"] = kept
         w, gradients = kept[1], kept[2]
     except BertScoreVizError as exc:

@@ -39,7 +39,7 @@ from bertscore_viz.files.export import safe_csv
 from bertscore_viz.locations import EXAMPLES_DIR
 
 __all__ = ["AuditInput", "DEFAULT_PAIRS", "EXAMPLES_SHOWN", "EXAMPLE_LABEL", "EXAMPLE_NAME", "MAX_KEPT_AUDITS",
-           "MAX_PAIRS", "PAIR_WIDTH", "SUMMARY_HELP", "WORK_KEY", "audit_key", "choices", "compare_dataset",
+           "PAIR_WIDTH", "SUMMARY_HELP", "WORK_KEY", "audit_key", "choices", "compare_dataset",
            "dataset_input", "dump_jsonl", "example_input", "example_size", "examples_frame", "file_dataset",
            "kept_audit", "layer_rows_frame", "lead", "make_input", "open_example", "planned_count",
            "planned_sentences", "run_audit", "sample_indices", "show_chart", "show_downloads", "show_examples",
@@ -47,9 +47,9 @@ __all__ = ["AuditInput", "DEFAULT_PAIRS", "EXAMPLES_SHOWN", "EXAMPLE_LABEL", "EX
 
 #: Where the page keeps its work in the session.
 WORK_KEY = "audit_work"
-#: Most pairs one audit takes: about 10 sentences are embedded per pair at every layer (docs/AUDIT.md), so 500
-#: pairs are about 5,000 sentences, a few minutes on two CPU cores. Larger data are sampled down to the number asked.
-MAX_PAIRS = 500
+# Most pairs one audit takes: the deployment setting AUDIT_PAIRS (500: about 10 sentences are embedded per pair at
+# every layer, docs/AUDIT.md, so about 5,000 sentences, a few minutes on two CPU cores). Larger data are sampled down
+# to the number asked.
 #: Pairs audited unless the user asks for another number (the page says how many, of how many, with which seed).
 DEFAULT_PAIRS = 200
 #: Audits kept in the session at once (the oldest goes first).

@@ -12,6 +12,7 @@ import json
 import streamlit as st
 
 from bertscore_viz.app.ui import cache as ui_cache
+from bertscore_viz.app.ui.bounds import bound, named
 from bertscore_viz.app.ui.messages import escape_markdown, show_error
 from bertscore_viz.app.ui.state import fresh
 from bertscore_viz.engine.baseline import BaselineTable, parse_baseline
@@ -68,7 +69,7 @@ def section_compute(settings, spec) -> None:
     item = stored_input("baseline_corpus_file", CORPUS_KEY, "Corpus (plain text, one sentence per line)",
                          None, "UTF-8 text, any file name (.txt, newstest's .en, …); for larger corpora use "
                                f"`python -m bertscore_viz baseline --corpus FILE -m {spec.name} --lang "
-                               f"{settings.lang} -o OUT.tsv`.", bc.MAX_UPLOAD_BYTES)
+                               f"{settings.lang} -o OUT.tsv`.", bound("baseline_corpus_bytes"))
     c1, c2, c3 = st.columns(3)
     corpus = None
     with c3:
@@ -84,12 +85,14 @@ def section_compute(settings, spec) -> None:
         # for a number of pairs (5,000 asked before the corpus came must not turn into 440)
         st.session_state["_bl_pairs_for"] = corpus.sha256
         if not st.session_state.get(PAIRS_CHOSEN):
-            st.session_state["bl_pairs"] = min(bc.MAX_APP_PAIRS, bc.default_pairs(len(corpus.sentences)))
+            st.session_state["bl_pairs"] = min(bound("baseline_pairs"), bc.default_pairs(len(corpus.sentences)))
     with c1:
-        pairs = st.number_input("Random pairs", 1, bc.MAX_APP_PAIRS, key="bl_pairs", **fresh("bl_pairs", value=5000),
+        most = bound("baseline_pairs")
+        pairs = st.number_input("Random pairs", 1, most, key="bl_pairs", **fresh("bl_pairs", value=min(5000, most)),
                                 on_change=_pairs_chosen,
                                 help="Proposed for each corpus: every sentence once (N/2 pairs). More pairs re-pair "
-                                     f"the same sentences with new partners. At most {bc.MAX_APP_PAIRS:,} here.")
+                                     f"the same sentences with new partners. At most {most:,} here "
+                                     f"{named('baseline_pairs')}.")
     with c2:
         seed = st.number_input("Seed", 0, 2**31 - 1, key="bl_seed", help="Same seed, same pairs, same file.",
                                **fresh("bl_seed", value=0))
@@ -149,7 +152,7 @@ def small_sample_note(provenance_json: str, layer: int) -> str | None:
         return None
     if pairs >= SMALL_SAMPLE_PAIRS:
         return None
-    remedy = (f"ask for more pairs (up to {min(bc.MAX_APP_PAIRS, usable // 2):,} pair every sentence once)"
+    remedy = (f"ask for more pairs (up to {min(bound('baseline_pairs'), usable // 2):,} pair every sentence once)"
               if usable // 2 > pairs else f"use a larger corpus: this one has {usable:,} usable sentences, and more "
               "pairs would only pair the same sentences again")
     return (f"This baseline rests on {pairs:,} pairs only: its F at layer {layer} has a standard error of "

@@ -7,8 +7,8 @@ Public and stable (the Compare page's drill-down uses both):
   reference gave P/R/F1, heatmap, alignment view, token table and downloads. Every widget key starts with ``key``.
 
 Figures show the whole pair at a legible size: each is drawn at its own pixel size in a box that scrolls
-(:func:`show_figure`), never squeezed into the column nor cropped. A pair longer than ``plots.WHOLE_TOKENS`` a side
-opens on the overview of its matrix, with a region picker that draws any part of it at full resolution.
+(:func:`show_figure`), never squeezed into the column nor cropped. A pair longer than the deployment's FIGURE_TOKENS
+(200) a side opens on the overview of its matrix, with a region picker that draws any part of it at full resolution.
 
 All user text is shown through ``st.dataframe``/``st.code``/escaped markdown, and inside figures HTML-escaped
 with math typesetting off, so ``<script>``, ``**bold**`` and ``$x$`` show as typed.
@@ -23,6 +23,7 @@ import numpy as np
 import streamlit as st
 
 from bertscore_viz.app.ui import cache
+from bertscore_viz.app.ui.bounds import bound, named
 from bertscore_viz.app.ui.long_texts import long_text_switch, window_caption
 from bertscore_viz.app.ui.messages import escape_markdown, show_warnings
 from bertscore_viz.app.ui.state import fresh
@@ -46,7 +47,7 @@ VIEWS = ["Heatmap", "Alignment", "Token table"]
 MAX_WIDTH = 940
 #: Width of one of two explanations side by side (Compare's drill-down); a wider figure stacks them.
 SIDE_BY_SIDE_WIDTH = 600
-#: Tokens a side of the region a long pair's overview opens on (at most ``plots.WHOLE_TOKENS``).
+#: Tokens a side of the region a long pair's overview opens on (at most the deployment's ``FIGURE_TOKENS``).
 REGION_TOKENS = 128
 #: The scroll box of a figure: at most this high (CSS), so that its horizontal scroll bar stays in view.
 BOX_MAX_HEIGHT = "90vh"
@@ -163,7 +164,7 @@ def figure_width(explanation, show_special: bool = False) -> int:
     pairs = explanation.pairs if isinstance(explanation, MultiReferenceExplanation) else (explanation,)
     widest = 0
     for pair in pairs:
-        if plots.needs_overview(pair, show_special):
+        if plots.needs_overview(pair, show_special, bound("figure_tokens")):
             return MAX_WIDTH
         rows, cols = shown_positions(pair.cand, show_special), shown_positions(pair.ref, show_special)
         size = plots.heatmap_size(len(rows), len(cols), max((len(pair.cand.display[i]) for i in rows), default=1),
@@ -246,7 +247,8 @@ def _downloads(explanation, pair: PairExplanation, view: tuple[bool, bool], key:
                       help="A few kB instead of about 4.8 MB: the page loads plotly.js from its CDN when opened, so "
                            "it needs internet access then. Off: plotly.js embedded, opens offline.")
     row = st.container(horizontal=True, gap="small", key=f"{key}_downloads")
-    refused = static_figures.refusal(pair, show_special=view[0])  # asked first: a click never fails
+    most = bound("download_figure_tokens")
+    refused = static_figures.refusal(pair, show_special=view[0], max_tokens=most)  # asked first: no click fails
     for name, build, image, stem in (("Heatmap", heatmap, static_figures.heatmap_image, "heatmap"),
                                      ("Alignment", alignment, static_figures.alignment_image, "alignment")):
         row.download_button(
@@ -258,11 +260,12 @@ def _downloads(explanation, pair: PairExplanation, view: tuple[bool, bool], key:
                           if refused is None else ()):
             row.download_button(
                 f"{name} ({fmt.upper()})",
-                data=lambda im=image, f=fmt: im(pair, f, show_special=view[0], merge_words=view[1]),
+                data=lambda im=image, f=fmt: im(pair, f, show_special=view[0], merge_words=view[1],
+                                                max_tokens=most),
                 file_name=f"{name}_{stem}.{fmt}", mime=mime, key=f"{key}_dl_{stem}_{fmt}", icon=":material/download:",
                 on_click="ignore")
     if refused is not None:
-        st.caption(escape_markdown(refused))
+        st.caption(escape_markdown(f"{refused} {named('download_figure_tokens')}"))
     row.download_button(
         "Token table (CSV)", data=lambda: export.safe_csv(explain_table.token_table(pair, "both"), sig),
         file_name=f"{name}_tokens.csv", mime="text/csv", key=f"{key}_dl_csv", icon=":material/download:",
@@ -362,7 +365,7 @@ def _heatmap_view(pair: PairExplanation, show_special: bool, merge: bool, width:
                "recall). Hover a cell for both tokens, the similarity and the idf weights. A token the model "
                "does not know is labelled →[UNK]; one the tokenizer read as another letter, →(what it read)."
                + (" Cells rescaled with the F baseline, as bert-score-show does." if rescaled else ""))
-    if plots.needs_overview(pair, show_special):
+    if plots.needs_overview(pair, show_special, bound("figure_tokens")):
         _overview(pair, show_special, merge, width, key)
         return
     heatmap = plots.heatmap_figure(pair, show_special=show_special, merge_words=merge, max_width=width)
@@ -373,18 +376,20 @@ def _heatmap_view(pair: PairExplanation, show_special: bool, merge: bool, width:
 
 
 def _region_picker(label: str, n: int, key: str) -> tuple[int, int]:
-    """A range of tokens (numbered from 1) of one side, at most ``plots.WHOLE_TOKENS`` long; ``(start, stop)``
-    from 0."""
+    """A range of tokens (numbered from 1) of one side, at most the deployment's ``FIGURE_TOKENS`` long;
+    ``(start, stop)`` from 0."""
+    most = bound("figure_tokens")
     kept = st.session_state.get(key)
     if st.session_state.get(f"_{key}_of") != n or not (isinstance(kept, tuple) and 1 <= kept[0] <= kept[1] <= n):
         # another pair (or another length): its first tokens, not a range Streamlit would reset to all of them
-        st.session_state[key] = (1, min(n, REGION_TOKENS))
+        st.session_state[key] = (1, min(n, REGION_TOKENS, most))
         st.session_state[f"_{key}_of"] = n
     lo, hi = st.slider(label, 1, n, key=key,
-                       help=f"At most {plots.WHOLE_TOKENS} tokens a side are drawn at full resolution.")
-    if hi - lo + 1 > plots.WHOLE_TOKENS:
-        hi = lo + plots.WHOLE_TOKENS - 1
-        st.caption(f"Drawn: tokens {lo:,}–{hi:,} (at most {plots.WHOLE_TOKENS} a side at full resolution).")
+                       help=f"At most {most} tokens a side are drawn at full resolution {named('figure_tokens')}.")
+    if hi - lo + 1 > most:
+        hi = lo + most - 1
+        st.caption(f"Drawn: tokens {lo:,}–{hi:,} (at most {most} a side at full resolution "
+                   f"{named('figure_tokens')}).")
     return lo - 1, hi
 
 

@@ -23,6 +23,7 @@ import pandas as pd
 import streamlit as st
 
 from bertscore_viz.app.ui import cache as ui_cache
+from bertscore_viz.app.ui.bounds import bound, named
 from bertscore_viz.app.ui.explain_view import explain_or_raw, render_explanation
 from bertscore_viz.app.ui.messages import escape_markdown, progress_callback
 from bertscore_viz.consensus import ConsensusResult, GroupConsensus, consensus
@@ -33,11 +34,10 @@ from bertscore_viz.figures.plots import PLOTLY_CONFIG
 from bertscore_viz.files.export import safe_csv, to_json
 from bertscore_viz.files.samples import JSON_SUFFIXES, format_jsonl, read_groups
 from bertscore_viz.files.textfile import decode_text, split_lines
-from bertscore_viz.files.upload import MAX_CELL_CHARS
 from bertscore_viz.locations import EXAMPLES_DIR
 
 __all__ = ["WORK_KEY", "TEXT_KEY", "OPEN_KEY", "PAIR_A", "PAIR_B", "HEATMAP_KEY", "CHOICES_KEY", "PAIR_PREFIX",
-           "MAX_INPUTS", "MAX_SAMPLES", "MAX_TOTAL_SAMPLES", "MAX_SAMPLE_CHARS", "MAX_TOTAL_CHARS", "MAX_REFERENCES",
+
            "EXAMPLE", "EXAMPLE_LABEL", "UTILITY_LABELS", "Inputs", "parse_typed", "parse_file", "check_limits",
            "work", "set_input", "current_input", "load_example", "read_input", "consensus_for", "sentences_for",
            "choices_frame", "samples_frame", "sentences_frame", "group_json", "downloads", "summary_line",
@@ -55,18 +55,12 @@ PAIR_A, PAIR_B = "samples_pair_a", "samples_pair_b"
 HEATMAP_KEY = "samples_heatmap"
 CHOICES_KEY = "samples_choices"
 PAIR_PREFIX = "samples_pair"
-#: Most inputs (groups of samples) one page computes; the command line (``bertscore-viz mbr``) takes any number.
-MAX_INPUTS = 500
-#: Most samples of one input (its matrix is N x N, its heatmap N cells a side).
-MAX_SAMPLES = 64
-#: Most samples over all inputs (each is embedded once; the matrices of all inputs are kept in the session).
-MAX_TOTAL_SAMPLES = 2_000
-#: Longest sample or reference, in characters (as a cell of an upload on the other pages).
-MAX_SAMPLE_CHARS = MAX_CELL_CHARS
-#: Most characters of all samples and references together (also the text box's limit).
-MAX_TOTAL_CHARS = 1_000_000
-#: Most references of one input.
-MAX_REFERENCES = 16
+# The page's bounds are deployment settings (ui/bounds.py; the command line, ``bertscore-viz mbr``, takes any
+# number): SAMPLES_INPUTS (inputs, 500), SAMPLES_PER_INPUT (samples of one input: its matrix is N x N, its heatmap N
+# cells a side; 64), SAMPLES_TOTAL (samples over all inputs: each is embedded once, the matrices of all inputs are
+# kept in the session; 2,000), SAMPLES_CHARS (characters of all samples and references together, also the text
+# box's limit; 1,000,000), SAMPLES_REFERENCES (references of one input, 16) and UPLOAD_CELL_CHARS (the longest
+# sample or reference, as a cell of an upload).
 EXAMPLE = EXAMPLES_DIR / "samples_example.jsonl"
 EXAMPLE_LABEL = "WMT16: 12 English sentences, each with 4 to 6 system translations and the reference"
 UTILITY_LABELS = {"f1": "F1", "precision": "precision", "recall": "recall"}
@@ -170,33 +164,35 @@ def parse_file(data: bytes, name: str, group_size: int = 0) -> Inputs:
 
 
 def check_limits(inputs: Inputs) -> None:
-    """Refuse input beyond the page's limits (module constants), naming the limit and what was given.
+    """Refuse input beyond the page's limits (the deployment's settings), naming the limit, its setting and what
+    was given.
 
     Raises:
         InputError: too many inputs, samples or references, or too many characters.
     """
-    if len(inputs) > MAX_INPUTS:
-        raise InputError(f"{inputs.name} has {len(inputs):,} inputs; this page takes at most {MAX_INPUTS:,} "
-                         f"(MAX_INPUTS). Split it, or use {_CLI}.")
+    if len(inputs) > bound("samples_inputs"):
+        raise InputError(f"{inputs.name} has {len(inputs):,} inputs; this page takes at most "
+                         f"{bound('samples_inputs'):,} {named('samples_inputs')}. Split it, or use {_CLI}.")
     for gid, group, refs in zip(inputs.ids, inputs.groups, inputs.references):
-        if len(group) > MAX_SAMPLES:
-            raise InputError(f"Input {gid} has {len(group):,} samples; this page takes at most {MAX_SAMPLES} per "
-                             f"input (MAX_SAMPLES). Keep fewer, or use {_CLI}.")
-        if len(refs) > MAX_REFERENCES:
-            raise InputError(f"Input {gid} has {len(refs):,} references; this page takes at most {MAX_REFERENCES} "
-                             f"per input (MAX_REFERENCES).")
+        if len(group) > bound("samples_per_input"):
+            raise InputError(f"Input {gid} has {len(group):,} samples; this page takes at most "
+                             f"{bound('samples_per_input')} per input {named('samples_per_input')}. Keep fewer, or "
+                             f"use {_CLI}.")
+        if len(refs) > bound("samples_references"):
+            raise InputError(f"Input {gid} has {len(refs):,} references; this page takes at most "
+                             f"{bound('samples_references')} per input {named('samples_references')}.")
         longest = max(len(t) for t in group + refs)
-        if longest > MAX_SAMPLE_CHARS:
+        if longest > bound("upload_cell_chars"):
             raise InputError(f"Input {gid} has a text of {longest:,} characters; this page takes at most "
-                             f"{MAX_SAMPLE_CHARS:,} per sample or reference (MAX_SAMPLE_CHARS).")
+                             f"{bound('upload_cell_chars'):,} per sample or reference {named('upload_cell_chars')}.")
     total = sum(len(g) for g in inputs.groups)
-    if total > MAX_TOTAL_SAMPLES:
+    if total > bound("samples_total"):
         raise InputError(f"{inputs.name} has {total:,} samples in all; this page takes at most "
-                         f"{MAX_TOTAL_SAMPLES:,} (MAX_TOTAL_SAMPLES). Split it, or use {_CLI}.")
+                         f"{bound('samples_total'):,} {named('samples_total')}. Split it, or use {_CLI}.")
     chars = sum(len(t) for g, r in zip(inputs.groups, inputs.references) for t in g + r)
-    if chars > MAX_TOTAL_CHARS:
+    if chars > bound("samples_chars"):
         raise InputError(f"{inputs.name} has {chars:,} characters of samples and references; this page takes at "
-                         f"most {MAX_TOTAL_CHARS:,} (MAX_TOTAL_CHARS). Split it, or use {_CLI}.")
+                         f"most {bound('samples_chars'):,} {named('samples_chars')}. Split it, or use {_CLI}.")
 
 
 # --- the session's work ---------------------------------------------------------------------------------------------
