@@ -12,10 +12,10 @@ from bertscore_viz.engine.arguments import LONG_TEXT_MODES
 __all__ = ["build_parser", "add_model_args", "EXAMPLES"]
 
 #: What --precision costs, measured (docs/SPEED.md); static text, so that --help stays instant.
-PRECISION_HELP = ("fp32: exact, bert-score's numbers (default). bf16: 2.5-3x faster where the CPU has native bf16 "
-                  "(avx512_bf16 or AMX; `models list` says whether this one does), slower where it does not; F1 moves "
-                  "by about 0.001 (at most 0.0011 on 3,360 WMT16 pairs; mean Pearson with human scores 0.63547 "
-                  "against fp32's 0.63549); results say _bf16 in their signature. fp16: CUDA only, also labelled")
+PRECISION_HELP = ("fp32: exact, bert-score's numbers (default). bf16: 2-3x faster where the CPU has native bf16 "
+                  "(avx512_bf16 or AMX; `models list` measures this one), slower where it does not; F1 moves by "
+                  "about 0.001 (at most 0.0011 on 3,360 WMT16 pairs; mean Pearson with human scores 0.63547 against "
+                  "fp32's 0.63549); results say _bf16 in their signature. fp16: CUDA only; results say _fp16.")
 #: Built-in examples of ``correlate --example NAME``: file names in the package's examples folder.
 EXAMPLES = {"wmt16": "wmt16_da_to_english.csv"}
 

@@ -332,7 +332,9 @@ def candidate_gradient(scorer, w: Walkthrough, i: int) -> np.ndarray:
     enc = scorer.encoder
     n_c, n_r = int(w.cand.lengths[i]), int(w.ref.lengths[i])
     ids = torch.as_tensor(w.cand.ids[i, :n_c][None], device=enc.device)
-    emb = enc.model.get_input_embeddings()(ids).detach().float().requires_grad_(True)
+    # in the model's own dtype: a bf16 or fp16 model takes no fp32 input (the gradient's lengths are read in fp32)
+    weights = enc.model.get_input_embeddings()
+    emb = weights(ids).detach().to(weights.weight.dtype).requires_grad_(True)
     net = model_through_layer(enc.model, w.layer)
     with torch.enable_grad():
         if n_c > enc.max_length:  # window mode: through the windows, as the vectors were computed
@@ -348,4 +350,4 @@ def candidate_gradient(scorer, w: Walkthrough, i: int) -> np.ndarray:
         rw = torch.as_tensor(w.ref.weights[i, :n_r][None], device=enc.device, dtype=torch.float32)
         _, _, f = tensor_ops.precision_recall_f1(c_best, r_best, cw, rw)
         (1 - f.sum()).backward()
-    return torch.linalg.vector_norm(emb.grad[0], dim=-1).cpu().numpy()
+    return torch.linalg.vector_norm(emb.grad[0].float(), dim=-1).cpu().numpy()

@@ -157,3 +157,21 @@ def test_results_file_metadata_keeps_bf16(bf16, tmp_path):
     assert back == sig and str(back) == str(sig) and str(back).endswith("-rescaled_bf16")
     raw = str(results_file.signature_from(info["settings"], rescaled=False))
     assert raw.endswith("_bf16") and "-rescaled" not in raw
+
+
+def test_the_walkthrough_runs_in_bf16_and_its_gradient_is_fp32s(fp32, bf16):
+    """The walkthrough follows the sidebar's precision: its steps and its gradient (which tokens would move F1
+    most) run on a bf16 model (the gradient's input used to be fp32: 'mixed dtype' in the model's layer norm), with
+    the same scores within the tolerance and the same ranking of the tokens that matter most."""
+    from bertscore_viz.engine import walkthrough as wt
+
+    cands, refs = wmt_pairs(per_lp=1)
+    got = {name: (sc, wt.compute(sc, cands[:3], refs[:3])) for name, sc in (("fp32", fp32), ("bf16", bf16))}
+    assert got["bf16"][1].signature.endswith("_bf16") and not got["fp32"][1].signature.endswith("_bf16")
+    np.testing.assert_allclose(got["bf16"][1].f1, got["fp32"][1].f1, atol=TOLERANCE)
+    for i in range(3):
+        g32, g16 = (wt.candidate_gradient(sc, w, i) for sc, w in got.values())
+        assert g16.dtype == np.float32 and g16.shape == g32.shape and np.isfinite(g16).all()
+        # bf16 keeps 8 bits of mantissa through the backward pass: the lengths move, the picture stays
+        assert np.corrcoef(g16, g32)[0, 1] > 0.95 and np.abs(g16 - g32).max() < 0.25 * g32.max()
+        assert np.argmax(g16) == np.argmax(g32)

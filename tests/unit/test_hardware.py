@@ -279,3 +279,14 @@ def test_status_where_bf16_is_emulated():
     assert fast.fast and fast.label.startswith("fast (bf16): about ")
     assert "not supported" in hw.status_lines(hw.status_from(
         hw.ProbeResult("cuda:0", 1, hw.BUNDLED_SHAPE, 256, 32, {"fp32": _result(1, 1).rates["fp32"]}, False, 0.1)))[0]
+
+
+def test_the_clis_precision_help_quotes_the_measured_accuracy_and_ends_its_sentence():
+    """--precision's help is static text (so that --help loads no torch): it must say what MEASURED_ACCURACY says."""
+    from bertscore_viz.cli.parser import PRECISION_HELP
+
+    acc = hw.MEASURED_ACCURACY
+    for figure in (f"{acc['max_abs_df1']:.4f}", f"{acc['pairs']:,}", f"{acc['pearson_bf16']:.5f}",
+                   f"{acc['pearson_fp32']:.5f}"):
+        assert figure in PRECISION_HELP, figure
+    assert PRECISION_HELP.endswith(".") and "_bf16" in PRECISION_HELP and "_fp16" in PRECISION_HELP

@@ -31,7 +31,7 @@ TOKEN_SAMPLE = 2000
 
 
 def precision_of(settings) -> str:
-    """The sidebar's precision (``"fp32"`` until the sidebar offers a choice)."""
+    """The sidebar's precision: ``"fp32"`` unless the user chose bf16 where it is offered (ui/settings.py)."""
     return getattr(settings, "precision", None) or "fp32"
 
 
