@@ -47,8 +47,11 @@ def test_the_sidebar_offers_bf16_only_where_it_is_fast_and_labels_what_it_comput
     assert _metrics(at) == [f"{fast.precision:.4f}", f"{fast.recall:.4f}", f"{fast.f1:.4f}"]
     assert _signature(at).endswith("_bf16") and _signature(at) == str(fast.signature)
     assert at.session_state["settings"].precision == "bf16"
-    go(at, "walkthrough.py")  # the walkthrough follows the sidebar too, and says so in its signature
-    assert "_bf16" in texts(at) + _signature(at)
+    go(at, "walkthrough.py")  # the walkthrough follows the sidebar too (its gradient once crashed in bf16)
+    assert not at.exception and "_bf16" in texts(at)
+    go(at, "samples.py")  # and the Many samples page
+    at.button(key="samples_example").click().run()
+    assert not at.exception and at.metric
 
 
 def test_compare_keeps_a_bf16_pass_apart_from_the_exact_one():
