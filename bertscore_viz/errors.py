@@ -1,5 +1,7 @@
 """The engine's own exceptions. Messages say what is wrong, what was expected, what was received, and how to fix it."""
 
+__all__ = ["BertScoreVizError", "InputError", "ModelError", "BaselineError", "shorten"]
+
 
 class BertScoreVizError(ValueError):
     """Base class of every error the engine raises on purpose."""

@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+__all__ = ["PACKAGE_DIR", "BASELINE_DIR", "EXAMPLES_DIR"]
+
 #: The installed package.
 PACKAGE_DIR = Path(__file__).resolve().parent
 #: ``baselines/<lang>/<model>.tsv`` and ``baselines/layers/``, inside the package (so that a wheel has them).

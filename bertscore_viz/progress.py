@@ -20,6 +20,8 @@ from typing import IO
 
 from tqdm import tqdm
 
+__all__ = ["BAR_FORMAT", "ProgressBar", "progress_bar"]
+
 #: ``what [######....] done/total unit (rate)``; ``{unit}`` carries its own leading space (see :func:`progress_bar`).
 BAR_FORMAT = "{desc} [{bar:30}] {n_fmt}/{total_fmt}{unit} ({rate_fmt})"
 

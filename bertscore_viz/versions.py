@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from importlib.metadata import version
 
+__all__ = ["package_version", "__version__"]
+
 
 def package_version(name: str) -> str:
     """The installed version of distribution ``name`` without a local suffix: ``"2.13.0"`` for torch

@@ -16,6 +16,8 @@ from bertscore_viz.errors import InputError
 from bertscore_viz.files import upload
 from bertscore_viz.files.tables import JsonValue
 
+__all__ = ["INPUT_KINDS", "InputFile", "list_input_files", "read_input", "mapping_from_args"]
+
 INPUT_KINDS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "csv", ".txt": "csv",
                ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"}
 

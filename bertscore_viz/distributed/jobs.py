@@ -96,6 +96,8 @@ from bertscore_viz.files import upload
 from bertscore_viz.files.fileio import atomic_write_text, atomic_write_via
 from bertscore_viz.models.catalog import model_source_record
 
+__all__ = ["ProgressFn", "ScoreRun", "score_files", "distributed_document_frequencies", "ray_block_runner"]
+
 ProgressFn = Callable[[int, int], None]
 
 

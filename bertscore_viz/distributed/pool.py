@@ -36,7 +36,7 @@ class WorkerError(BertScoreVizError):
 
 
 def import_ray():
-    try:
+    try:  # inside the function: Ray is an optional extra ([ray]), and the message below names what installs it
         import ray
     except ImportError:
         raise RayNotInstalled("Distributed scoring needs Ray, which is not installed. Install it with `pip install "

@@ -21,6 +21,9 @@ import numpy as np
 from bertscore_viz.errors import BaselineError, InputError, ModelError, shorten
 from bertscore_viz.models.spec import ModelSpec
 
+__all__ = ["check_texts", "normalize_inputs", "check_flag", "check_whole", "check_layers", "check_lang", "check_path",
+           "check_model_name", "corpus_tag", "LONG_TEXT_MODES", "check_long_texts"]
+
 #: A language code as baseline folders are named (``en``, ``zh``, ``en-sci``, ``pt_BR``): letters, digits, ``-``,
 #: ``_``; no path separators, so a language can never name a file outside the baseline folder.
 _LANG = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")

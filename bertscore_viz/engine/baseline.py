@@ -24,6 +24,9 @@ from bertscore_viz.engine.arguments import check_lang
 from bertscore_viz.errors import BaselineError, shorten
 from bertscore_viz.locations import BASELINE_DIR
 
+__all__ = ["full_paths", "display_path", "BaselineTable", "check_values", "MAX_BASELINE_CHARS", "parse_baseline",
+           "read_baseline", "format_baseline", "shipped_baseline_path", "languages_with_baseline", "find_baseline"]
+
 _FULL_PATHS: contextvars.ContextVar[bool] = contextvars.ContextVar("bertscore_viz_full_paths", default=False)
 
 

@@ -9,6 +9,8 @@ import os
 import threading
 from collections import OrderedDict
 
+__all__ = ["default_cache_bytes", "DEFAULT_CACHE_BYTES", "EmbeddingCache", "CACHE", "release_free_memory"]
+
 
 def default_cache_bytes() -> int:
     """The embedding cache's bound: ``BERTSCORE_VIZ_CACHE_MB`` when set, else a sixth of physical memory, between

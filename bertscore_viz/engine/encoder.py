@@ -41,6 +41,11 @@ from bertscore_viz.errors import ModelError
 from bertscore_viz.models.hub import hub_kwargs
 from bertscore_viz.models.spec import ModelSpec
 
+__all__ = ["PRECISIONS", "DEFAULT_TOKEN_BUDGET", "PAD_SHRINK", "EARLY_CLOSE_MAX_HIDDEN", "MIN_EARLY_BATCH",
+           "SMALL_MODEL_BYTES_PER_TOKEN", "ProgressFn", "resolve_device", "model_through_layer", "pad_rows",
+           "layer_states", "windowed_layer_states", "get_tokenizer", "Encoder", "plan_batches", "get_encoder",
+           "loaded_encoders", "release_encoder"]
+
 PRECISIONS = ("fp32", "fp16", "bf16")
 
 

@@ -14,6 +14,8 @@ import pandas as pd
 
 from bertscore_viz.engine.results import PairExplanation, TokenSide
 
+__all__ = ["SIDES", "TOKEN_COLUMNS", "WORD_COLUMNS", "token_table", "word_table", "scores_table", "explanation_dict"]
+
 SIDES = ("candidate", "reference")
 #: Columns of :func:`token_table`.
 TOKEN_COLUMNS = ["side", "position", "token", "display", "word", "special", "idf weight", "normalized weight",

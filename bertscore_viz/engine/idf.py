@@ -14,6 +14,8 @@ from typing import Iterable
 
 import numpy as np
 
+__all__ = ["IdfWeights", "compute_idf", "idf_from_counts", "uniform_weights"]
+
 
 @dataclass(frozen=True)
 class IdfWeights:

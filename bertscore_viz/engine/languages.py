@@ -30,6 +30,12 @@ from pathlib import Path
 
 from bertscore_viz.models.catalog import availability, get_entry
 
+__all__ = ["MIN_WORDS", "MIN_HITS", "MIN_SHARE", "MIN_LETTER_SHARE", "MIN_SCRIPT_SHARE", "MULTILINGUAL_MODEL",
+           "INSTALL_COMMAND", "NAMES", "LETTERS", "ENGLISH", "STOPWORDS", "LANGUAGE_SCRIPTS", "script_of", "scripts",
+           "words", "language_of", "TextLanguage", "detect", "model_languages", "languages_text", "mismatch",
+           "multilingual_hint", "pair_message", "DatasetLanguages", "MAX_CHECKED_SEGMENTS", "dataset_languages",
+           "BASELINE_MISMATCH_SHARE", "baseline_language_message"]
+
 #: Fewest words a text needs before its language is decided (shorter texts: script only).
 MIN_WORDS = 5
 #: Fewest function words of the language, and their smallest share of the text's words.

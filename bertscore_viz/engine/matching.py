@@ -18,6 +18,10 @@ from bertscore_viz.engine import tensor_ops
 from bertscore_viz.engine.idf import IdfWeights, compute_idf
 from bertscore_viz.errors import ModelError
 
+__all__ = ["KERNEL_PAIRS", "prf_from_maxima", "best_of_references", "rescaled", "MatchStats", "MATCH_CELLS",
+           "MATCH_TOKENS", "FLOAT64_DEVICE_TYPES", "similarity_dtype", "similarity_float64", "weight_vector",
+           "side_flags", "score_batched", "match_batched"]
+
 #: Pairs per call of the kernel when P/R/F are computed from kept per-token maxima (bounds the padded copies).
 KERNEL_PAIRS = 2048
 

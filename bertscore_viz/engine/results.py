@@ -8,6 +8,8 @@ import numpy as np
 
 from bertscore_viz.versions import __version__
 
+__all__ = ["Signature", "ScoreResult", "TokenSide", "PairExplanation", "MultiReferenceExplanation"]
+
 
 @dataclass(frozen=True)
 class Signature:

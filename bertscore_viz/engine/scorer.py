@@ -63,6 +63,9 @@ from bertscore_viz.errors import BaselineError, InputError, ModelError
 from bertscore_viz.models.spec import ModelSpec, resolve_model
 from bertscore_viz.versions import package_version
 
+__all__ = ["ProgressFn", "GuardFn", "CHUNK_PAIRS", "BertScoreWarning", "distinct_texts", "Scorer", "score",
+           "MatchStats"]
+
 ProgressFn = Callable[[int, int], None]
 #: Called with the number of distinct sentences a model pass embeds; the context manager it returns is held around
 #: the pass (the app's job queue: a slot for large passes, nothing for an Inspect pair).

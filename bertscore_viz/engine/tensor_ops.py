@@ -23,6 +23,9 @@ from typing import Sequence
 
 import torch
 
+__all__ = ["normalize", "similarity", "greedy_maxima", "weighted_mean", "f1_score", "precision_recall_f1", "bertscore",
+           "multi_reference_max", "rescale", "pad_sequences"]
+
 
 def normalize(emb: torch.Tensor, eps: float = 0.0) -> torch.Tensor:
     """Unit vectors along the last axis (a new tensor). ``eps`` guards zero vectors (e.g. padding) when > 0."""

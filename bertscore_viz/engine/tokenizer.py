@@ -16,6 +16,9 @@ from bertscore_viz.errors import ModelError
 from bertscore_viz.models.hub import hub_kwargs
 from bertscore_viz.models.spec import ModelSpec
 
+__all__ = ["FALLBACK_MAX_LENGTH", "ENCODE_CHUNK", "Tokenized", "load_tokenizer", "special_layout",
+           "tokenizer_max_length", "TextTokenizer"]
+
 #: Used when a tokenizer reports no real maximum (DeBERTa-v3 says 1e30), as truncation would overflow.
 FALLBACK_MAX_LENGTH = 512
 #: Texts tokenized per call into the tokenizer: the longest another thread waits for the tokenizer is one chunk

@@ -36,6 +36,9 @@ from bertscore_viz.engine.encoder import (
 from bertscore_viz.engine.matching import side_flags, similarity_dtype, weight_vector
 from bertscore_viz.errors import InputError
 
+__all__ = ["DEFAULT_BATCH", "WORKED_EXAMPLE", "MAX_PAIRS", "Side", "Walkthrough", "compute", "pair_terms",
+           "SCRIPT_TEMPLATE", "reproduction_script", "candidate_gradient"]
+
 #: The default batch: an everyday pair, two more, and an identical pair (its F1 is exactly 1, the sanity check).
 DEFAULT_BATCH = (
     ("the weather is cold today", "it is freezing today"),

@@ -33,6 +33,9 @@ from bertscore_viz.models.catalog import model_source_record
 from bertscore_viz.models.spec import resolve_model
 from bertscore_viz.versions import __version__, package_version
 
+__all__ = ["PREFIX", "BLEU_ROW", "ProgressFn", "DASet", "LayerTable", "parse_layer_tsv", "find_lps", "read_da",
+           "tune_layers", "write_table", "shipped_table_path", "load_shipped_table"]
+
 PREFIX = "DAseg-newstest2016"
 BLEU_ROW = "sentBLEU"
 ProgressFn = Callable[[int, int], None]

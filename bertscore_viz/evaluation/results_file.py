@@ -56,6 +56,11 @@ from bertscore_viz.files.upload import Dataset
 from bertscore_viz.models.spec import resolve_model
 from bertscore_viz.versions import __version__, package_version
 
+__all__ = ["MAX_UPLOAD_BYTES", "UPLOAD_ENV", "FORMAT", "FORMAT_VERSION", "META_KEY", "SIGNATURE_KEY", "IDF_KEY",
+           "SCORE_COLUMNS", "REQUIRED_COLUMNS", "schema", "max_upload_bytes", "metadata", "read_idf", "read_metadata",
+           "signature_from", "is_results_file", "ResultsTable", "LoadedResults", "read_results", "results_at",
+           "load_results", "version_notes", "settings_mismatch", "file_scorer", "app_settings"]
+
 #: Largest results file the app reads by default (bytes): about 700,000 rows of short segments. An operator changes
 #: it with :data:`UPLOAD_ENV`; Streamlit's ``server.maxUploadSize`` caps every upload as well (docs/RAY.md).
 MAX_UPLOAD_BYTES = 200 * 2**20

@@ -8,6 +8,8 @@ import math
 
 import pandas as pd
 
+__all__ = ["FORMULA_SIGNS", "FORMULA_PREFIXES", "neutralize_cell", "safe_csv", "to_json"]
+
 #: Characters that start a formula in a spreadsheet, ASCII and full-width (some spreadsheets, e.g. with East Asian
 #: input, read the full-width forms as the ASCII ones).
 FORMULA_SIGNS = ("=", "+", "-", "@", "\uff1d", "\uff0b", "\uff0d", "\uff20")

@@ -21,6 +21,9 @@ from typing import IO, Callable
 
 from bertscore_viz.errors import BertScoreVizError
 
+__all__ = ["TEMP_PREFIX", "STALE_SECONDS", "OutputError", "atomic_write", "atomic_write_bytes", "atomic_write_text",
+           "atomic_write_via", "atomic_write_many", "check_writable", "remove_stale_temporaries"]
+
 TEMP_PREFIX = ".tmp-bertscore-viz-"
 #: A temporary file of ours untouched for this long belongs to a writer that died; a live writer is far quicker.
 STALE_SECONDS = 15 * 60

@@ -59,6 +59,8 @@ from bertscore_viz.loss.inputs import (
     wrap_rows,
 )
 
+__all__ = ["REFERENCE_TOKEN_BUDGET", "BERTScoreOutput", "BERTScoreLoss"]
+
 #: Padded token cells in one reference forward batch.
 REFERENCE_TOKEN_BUDGET = 4096
 

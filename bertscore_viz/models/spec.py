@@ -25,6 +25,9 @@ from bertscore_viz.models.known import (
     MODEL_LAYERS,
 )
 
+__all__ = ["ModelSpec", "bundled_model_path", "default_model_name", "resolve_model", "BUNDLED_ALIASES",
+           "BUNDLED_DEFAULT_LAYER", "BUNDLED_MODEL_NAME", "MODEL_LAYERS"]
+
 
 @dataclass(frozen=True)
 class ModelSpec:

@@ -41,6 +41,11 @@ from bertscore_viz.models.catalog import model_source_record
 from bertscore_viz.models.spec import resolve_model
 from bertscore_viz.versions import __version__, package_version
 
+__all__ = ["MAX_DEFAULT_PAIRS", "MAX_PAIRS", "DEFAULT_MAX_WORDS", "ProgressFn", "CorpusLines", "BaselineResult",
+           "format_baseline_float32", "provenance_path", "prepare_corpus", "check_usable", "read_corpus",
+           "default_pairs", "plan_pairs", "block_moments", "score_block", "compute_baseline", "write_baseline",
+           "corpus_from_lines", "BUILTIN_PAIRS", "example_pairs"]
+
 #: Largest default number of pairs.
 MAX_DEFAULT_PAIRS = 100_000
 #: Most pairs one computation scores (about 30 minutes on 2 CPU cores): a typo cannot start a job of days. Means

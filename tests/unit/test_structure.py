@@ -91,6 +91,32 @@ def test_no_module_imports_another_modules_private_names():
     assert not found, "\n".join(found)
 
 
+def _package(module: str) -> str:
+    return module.rsplit(".", 1)[0]
+
+
+def _declared_all(path: Path) -> list[str] | None:
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            return list(ast.literal_eval(node.value))
+    return None
+
+
+def test_modules_used_from_another_package_declare_their_surface():
+    """A module imported from outside its own sub-package says what its surface is (``__all__``), and every name
+    the package's other modules import from it is in that surface."""
+    used: dict[str, set[str]] = {}
+    for module, path in MODULES.items():
+        for _, source, name in _imports(path):
+            target = _target(source, name)
+            if target in MODULES and _package(target) != _package(module) and MODULES[target].name != "__init__.py":
+                used.setdefault(target, set()).update({name} if name and target == source else set())
+    missing = [t for t in used if _declared_all(MODULES[t]) is None]
+    assert not missing, f"no __all__ in {sorted(missing)}"
+    outside = [f"{t}.{n}" for t, names in used.items() for n in names if n not in _declared_all(MODULES[t])]
+    assert not outside, f"imported from outside their package but not in __all__: {sorted(outside)}"
+
+
 def test_no_import_runs_back_up_the_layers():
     found = []
     for module, path in MODULES.items():

@@ -38,6 +38,11 @@ from bertscore_viz.models.spec import ModelSpec
 from bertscore_viz.serving import baseline_store, config, isolated, job_queue, model_access, model_pool
 from bertscore_viz.versions import package_version
 
+__all__ = ["APP_CACHE_BYTES", "resolve_model", "offered_models", "model_info", "job_slot", "scorer", "example_f1",
+           "rescaling_possible", "signature_text", "upload_limit_bytes", "upload_widget_mb", "upload_help",
+           "count_upload", "upload_limits", "read_upload", "build_upload", "public_provenance", "custom_baseline",
+           "set_custom_baseline", "keep_baseline"]
+
 log = logging.getLogger("bertscore_viz.app")
 policy = config.policy
 #: The embedding cache's bound in the app unless ``BERTSCORE_VIZ_CACHE_MB`` sets one: a server's memory is shared by

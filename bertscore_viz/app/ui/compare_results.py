@@ -10,6 +10,9 @@ from bertscore_viz.app.ui.messages import escape_markdown
 from bertscore_viz.evaluation import compare
 from bertscore_viz.evaluation.significance import format_p
 
+__all__ = ["SCORE_FMT", "ranking_line", "answer", "table_height", "SURFACE_COLUMNS", "system_table_view",
+           "mark_chosen", "follow_ranking", "pair_choice"]
+
 SCORE_FMT = "%.4f"
 
 

@@ -17,6 +17,9 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
+__all__ = ["STATE_KEY", "INPUT_KEY", "MAX_KEPT_RESULTS", "MAX_KEPT_EVALSETS", "CompareState", "compare_state",
+           "compare_input", "set_input", "forget_input", "dataset_references", "dataset_raw_f1"]
+
 #: Where the session keeps the object.
 STATE_KEY = "compare_state"
 #: The input ``{"name", "data", "origin"}``: the uploader and "Load example" put it here (tests may too).

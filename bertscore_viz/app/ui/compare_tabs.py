@@ -39,6 +39,9 @@ from bertscore_viz.evaluation import compare
 from bertscore_viz.figures import compare_plots
 from bertscore_viz.files.export import safe_csv, to_json
 
+__all__ = ["TABS", "TAB_KEY", "TAB_DRILL", "DRILL_SELECT_MAX", "significance_tab", "segments_tab", "charts_tab",
+           "drilldown_tab", "downloads_tab"]
+
 TABS = ["Significance", "Segments", "Charts", "Drill-down", "Downloads"]
 TAB_KEY = "cmp_tab"
 TAB_DRILL = "Drill-down"

@@ -15,6 +15,9 @@ import streamlit as st
 from bertscore_viz.errors import BertScoreVizError
 from bertscore_viz.locations import PACKAGE_DIR
 
+__all__ = ["hide_server_paths", "escape_markdown", "show_error", "show_warnings", "duration", "progress_text",
+           "progress_callback"]
+
 _MD_SPECIAL = set("\\`*_{}[]()<>#+-.!|$~:")
 
 

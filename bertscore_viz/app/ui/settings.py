@@ -31,6 +31,9 @@ from bertscore_viz.models.catalog import availability, catalog, get_entry
 from bertscore_viz.models.spec import BUNDLED_MODEL_NAME
 from bertscore_viz.serving.baseline_store import saved_baseline_path
 
+__all__ = ["OTHER", "LANGS", "Settings", "current_settings", "sidebar", "PRECISION_KEY", "PRECISIONS",
+           "baseline_in_use"]
+
 log = logging.getLogger("bertscore_viz.app")
 
 OTHER = "Other: local directory or hub name"

@@ -21,6 +21,8 @@ import re
 
 import streamlit as st
 
+__all__ = ["KEPT_EXACT", "KEPT_PATTERNS", "is_kept", "kept_keys", "keep_widget_values", "fresh"]
+
 #: Kept page widgets with a fixed key.
 KEPT_EXACT = frozenset({
     # Inspect: the pair, the example picker, where idf comes from
