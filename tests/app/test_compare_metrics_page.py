@@ -249,6 +249,29 @@ def test_long_problems_are_wrapped_not_cut():
     assert max(len(p) for p in problems.value["Problem"]) > 90 and problems.proto.row_height == 72
 
 
+def test_thousands_of_bad_rows_are_listed_in_part_and_downloaded_whole():
+    """A file with 1,200 bad rows: the good rows are scored, the table lists the first 500 problems (a table of
+    200,000 held the server and the browser for seconds) and says so, and the CSV download holds every one."""
+    import csv as _csv
+
+    from bertscore_viz.app.ui.problems import MAX_SHOWN, problems_frame
+    from bertscore_viz.files.export import safe_csv
+    from bertscore_viz.files.upload import parse_upload
+
+    good = "".join(f"The cat sat {i}.,A cat sat {i}.,The cat sits {i}.\n" for i in range(3))
+    bad = "".join(f"Too,many,cells,{i}\n" for i in range(1200))
+    at = app("compare.py", compare_input={"name": "bad.csv", "data": ("reference,A,B\n" + good + bad).encode()})
+    assert not at.exception
+    problems = next(df for df in at.dataframe if "Problem" in df.value.columns)
+    assert len(problems.value) == MAX_SHOWN == 500 and list(problems.value["Row"][:2]) == [5, 6]
+    assert any("The first 500 of 1,200 are listed here" in c.value for c in at.caption)
+    button = next(b for b in at.get("download_button") if b.proto.label == "All 1,200 as CSV")
+    assert button.proto.label
+    ds = parse_upload(("reference,A,B\n" + good + bad).encode(), "bad.csv")
+    rows = list(_csv.reader(io.StringIO(safe_csv(problems_frame(ds.problems)).decode("utf-8-sig"))))
+    assert len(rows) == 1 + 1200 and rows[1][0] == "5" and "Row 5 has 4 cells" in rows[1][3]
+
+
 # --- mt-metrics-eval, LaTeX, the report ----------------------------------------------------------------------------
 def _lines(kind: str, lp: str, start: int = 0, n: int = 10) -> list[str]:
     return (DATA / f"DAseg-newstest2016.{kind}.{lp}").read_text(encoding="utf-8").splitlines()[start:start + n]

@@ -11,7 +11,6 @@ the seed or the number of resamples recomputes only the correlations and their b
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from bertscore_viz.app.ui import agreement_input as source
@@ -20,6 +19,7 @@ from bertscore_viz.app.ui import agreement_work as work
 from bertscore_viz.app.ui import cache as ui_cache
 from bertscore_viz.app.ui.agreement_disagree import show_disagreements
 from bertscore_viz.app.ui.messages import escape_markdown, show_error
+from bertscore_viz.app.ui.problems import show_problems_table
 from bertscore_viz.app.ui.settings import current_settings
 from bertscore_viz.app.ui.state import fresh
 from bertscore_viz.errors import BertScoreVizError
@@ -54,10 +54,9 @@ def _problems(rated) -> None:
     errors = rated.errors
     if not errors:
         return
-    frame = pd.DataFrame([{"row": p.row, "column": p.column, "problem": p.problem} for p in errors])
     label = f"{len(errors):,} row(s) left out" if rated.ok else "Nothing can be correlated"
-    with st.expander(label, expanded=not rated.ok, icon=":material/error:"):
-        st.dataframe(frame, hide_index=True, width="stretch")
+    show_problems_table(errors, "agr_problems", label, expanded=not rated.ok, icon=":material/error:",
+                        severity=False)
 
 
 def _rated(item: dict) -> work.Rated | None:

@@ -29,6 +29,7 @@ from bertscore_viz.app.ui.compare_state import STATE_KEY as COMPARE_STATE_KEY
 from bertscore_viz.app.ui.compare_state import CompareState
 from bertscore_viz.app.ui.explain_view import explain_or_raw, render_explanation
 from bertscore_viz.app.ui.messages import escape_markdown, progress_callback, show_error
+from bertscore_viz.app.ui.problems import show_problems_table
 from bertscore_viz.errors import BertScoreVizError
 from bertscore_viz.evaluation.audit import UNRELATED, AuditResult, audit, choose_perturbations, perturb_candidates
 from bertscore_viz.evaluation.perturb import PERTURBATIONS
@@ -198,10 +199,7 @@ def show_problems(ds: upload.Dataset) -> None:
     errors = len(ds.errors)
     label = (f"{errors:,} problem(s) and {len(ds.warnings):,} note(s) reading the file" if ds.ok else
              "Nothing can be audited: the file's problems")
-    frame = pd.DataFrame([{"row": p.row, "column": p.column, "severity": p.severity, "problem": p.problem}
-                          for p in ds.problems])
-    with st.expander(label, expanded=not ds.ok, icon=":material/report:"):
-        st.dataframe(frame, hide_index=True, width="stretch", key="audit_problems")
+    show_problems_table(ds.problems, "audit_problems", label, expanded=not ds.ok)
 
 
 # --- the audit ----------------------------------------------------------------------------------------------------

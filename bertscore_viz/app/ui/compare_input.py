@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import functools
 
-import pandas as pd
 import streamlit as st
 
 from bertscore_viz.app.ui import cache as ui_cache
 from bertscore_viz.app.ui.compare_state import compare_input, compare_state, forget_input, set_input
 from bertscore_viz.app.ui.messages import escape_markdown
+from bertscore_viz.app.ui.problems import show_problems_table
 from bertscore_viz.app.ui.state import fresh
 from bertscore_viz.evaluation import compare
 from bertscore_viz.files import upload
@@ -22,10 +22,6 @@ __all__ = ["EXAMPLE", "dataset", "empty_references", "format_help", "input_file"
 
 EXAMPLE = EXAMPLES_DIR / "systems_example.csv"
 NONE = "(none)"
-#: Rows tall enough for Streamlit's table to wrap a long problem over three lines instead of cutting it.
-WRAPPED_ROW_PX = 72
-#: Problems longer than this (characters) need the wrapped rows.
-_ONE_LINE = 90
 
 
 # --- input --------------------------------------------------------------------------------------------------------
@@ -173,17 +169,7 @@ def show_problems(problems: list[upload.Problem], ok: bool) -> None:
         st.warning(summary + " The good rows are scored; see the list.", icon=":material/warning:")
     else:
         st.info(summary + " Everything is scored; see the list.", icon=":material/info:")
-    frame = pd.DataFrame([{"Row": p.row, "Column": p.column, "Severity": p.severity, "Problem": p.problem}
-                          for p in problems])
-    long = max(len(p.problem) for p in problems) > _ONE_LINE
-    with st.expander(f"Problems ({len(problems)})", expanded=not ok, icon=":material/report:"):
-        # the table wraps a cell's text only in rows taller than 4rem: long messages get them, whole
-        st.dataframe(frame, hide_index=True, width="stretch", key="cmp_problems",
-                     row_height=WRAPPED_ROW_PX if long else None,
-                     column_config={"Row": st.column_config.NumberColumn(format="%d", width="small"),
-                                    "Column": st.column_config.TextColumn(width="small"),
-                                    "Severity": st.column_config.TextColumn(width="small"),
-                                    "Problem": st.column_config.TextColumn(width="large")})
+    show_problems_table(problems, "cmp_problems", f"Problems ({len(problems):,})", expanded=not ok)
 
 
 @functools.lru_cache(maxsize=1)
