@@ -71,12 +71,11 @@ def plain(text: object) -> str:
 
 def _system_names(paths: list[str]) -> list[str]:
     """File names as system names; the paths as given where two files share a name."""
-    names = [Path(p).name for p in paths]
-    if len(set(names)) < len(names):
-        names = list(paths)
-    if len(set(names)) < len(names):
+    resolved = [Path(p).resolve() for p in paths]  # c3.txt and ./c3.txt are one file
+    if len(set(resolved)) < len(resolved):
         raise InputError(f"The same system file is given twice: {', '.join(paths)}. Give each system once.")
-    return names
+    names = [Path(p).name for p in paths]
+    return names if len(set(names)) == len(names) else list(paths)
 
 
 def _from_text_files(args) -> Loaded:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import warnings
 from pathlib import Path
 
 from bertscore_viz.cli.parser import build_parser
@@ -29,6 +30,8 @@ def main(argv: list[str] | None = None) -> int:
     if rest and not getattr(args, "passthrough", False):
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     args.passthrough_args = rest  # `app`: Streamlit's own options
+    before = warnings.showwarning
+    warnings.showwarning = _plain_warning  # any warning a command lets through: one line, as the others print them
     try:
         # The command's module is imported here, when it runs: its dependencies (torch, an extra) load only then,
         # so `--help` answers at once and a core install runs `score` without the app's packages.
@@ -47,6 +50,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # Ctrl-C: outputs are written atomically, so no partial file is left
         print(f"\ninterrupted: {_interrupted_note(args)}", file=sys.stderr)
         return 130
+    finally:
+        warnings.showwarning = before
+
+
+def _plain_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """``Warning: <message>`` on stderr (not Python's file, line and source line)."""
+    print(f"Warning: {message}", file=sys.stderr if file is None else file)
 
 
 def _interrupted_note(args) -> str:

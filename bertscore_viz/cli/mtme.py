@@ -3,9 +3,12 @@ data and write the scores back as its ``metric-scores/LP/NAME-REF.LEVEL.score`` 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.errors import InputError
 from bertscore_viz.files import mtme
+from bertscore_viz.files.fileio import check_writable
 
 __all__ = ["run"]
 
@@ -16,6 +19,7 @@ def run(args) -> int:
     out = args.output or source.folder(args.test_set)
     if out is None:
         raise InputError(f"{args.data} is a zip: give -o FOLDER to write metric-scores/{args.lp}/ into.")
+    _check_output(Path(out).expanduser(), ev, args)  # before any scoring: a bad -o used to fail after all of it
     scorer = Scorer(model=args.model, layer=args.layer, idf=args.idf, rescale_with_baseline=args.rescale_with_baseline,
                     lang=args.lang, baseline_path=args.baseline_path, batch_size=args.batch_size,
                     device=args.device, precision=args.precision, long_texts=args.long_texts)
@@ -24,3 +28,15 @@ def run(args) -> int:
     for path in mtme.write_metric_scores(out, ev, scores, args.ref, args.metric, args.levels, args.overwrite):
         print(path)
     return 0
+
+
+def _check_output(out: Path, ev: mtme.EvalSet, args) -> None:
+    """The metric-score files can be written (a folder, writable) and, without --overwrite, do not exist yet."""
+    names = mtme.metric_files(ev, {s: [0.0] * ev.n_segments for s in ev.scored_systems(args.ref)}, args.ref,
+                              args.metric, args.levels)
+    folder = out / "metric-scores" / ev.lp
+    check_writable(folder / next(iter(names)), "the metric-score files")
+    existing = [n for n in names if (folder / n).exists()]
+    if existing and not args.overwrite:
+        raise InputError(f"{folder} already holds {', '.join(existing)}; add --overwrite to replace them, or "
+                         "--metric NAME to write under another name.")

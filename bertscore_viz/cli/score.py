@@ -59,6 +59,11 @@ def _inputs(args) -> tuple[list[str], list[list[str]]]:
     if dirs:
         raise InputError(f"{'; '.join(dirs).capitalize()}. -c and -r take files (one sentence per line) or "
                          "sentences.")
+    special = [f"the {role} {v} is not a regular file (a pipe, socket or device)" for role, v in roles
+               if Path(v).exists() and not Path(v).is_file()]
+    if special:
+        raise InputError(f"{'; '.join(special).capitalize()}. -c and -r take files (one sentence per line) or "
+                         "sentences: save the content to a file and give that.")
     missing = [f"the {role} file {v} does not exist" for role, v in roles
                if not Path(v).exists() and looks_like_path(v)]
     if missing:

@@ -93,7 +93,7 @@ from bertscore_viz.errors import (
 )
 from bertscore_viz.evaluation import results_file
 from bertscore_viz.files import upload
-from bertscore_viz.files.fileio import atomic_write_text, atomic_write_via
+from bertscore_viz.files.fileio import atomic_write_text, atomic_write_via, check_writable
 from bertscore_viz.models.catalog import model_source_record
 
 __all__ = ["ProgressFn", "ScoreRun", "score_files", "distributed_document_frequencies", "ray_block_runner"]
@@ -376,6 +376,7 @@ def _output_dir(output, fingerprint: str, overwrite: bool) -> Path:
                          f"{out}. Give a directory, e.g. {out.with_suffix('')}.")
     parts = out / PARTS_DIR
     job_path = out / JOB_FILE
+    check_writable(job_path, "the job's output directory")  # a file in the way, a folder not writable: before work
     if job_path.exists():
         try:
             old = json.loads(job_path.read_text(encoding="utf-8"))

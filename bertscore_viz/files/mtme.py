@@ -28,6 +28,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from bertscore_viz.errors import InputError, shorten
+from bertscore_viz.files.fileio import atomic_write_many
 from bertscore_viz.files.human_scores import HumanScored
 from bertscore_viz.files.textfile import decode_text
 from bertscore_viz.files.upload import Dataset, Problem
@@ -562,17 +563,15 @@ def write_metric_scores(directory: str | Path, evalset: EvalSet, scores: Mapping
 
     Raises:
         InputError: as :func:`metric_files`; a file that exists already, unless ``overwrite``.
+        OutputError: the folder cannot be made or written (nothing is written then).
     """
     files = metric_files(evalset, scores, reference, metric, levels)
     folder = Path(directory).expanduser() / "metric-scores" / evalset.lp
     existing = [f for f in files if (folder / f).exists()]
     if existing and not overwrite:
-        raise InputError(f"{folder} already holds {', '.join(existing)}; pass overwrite=True to replace them, or "
-                         "choose another metric name.")
-    folder.mkdir(parents=True, exist_ok=True)
-    for fname, text in files.items():
-        (folder / fname).write_text(text, encoding="utf-8")
-    return [folder / f for f in files]
+        raise InputError(f"{folder} already holds {', '.join(existing)}; pass overwrite=True (--overwrite on the "
+                         "command line) to replace them, or choose another metric name.")
+    return atomic_write_many([(folder / f, text.encode("utf-8")) for f, text in files.items()])  # all or none
 
 
 def metric_scores_zip(evalset: EvalSet, scores: Mapping[str, Sequence[float]], reference: str | Sequence[str],

@@ -64,6 +64,9 @@ def read_bytes(path: str | Path, what: str) -> bytes:
     path = Path(path)
     if path.is_dir():
         raise InputError(f"The {what} {path} is a directory; give a file (one sentence per line).")
+    if path.exists() and not path.is_file():  # a pipe or a device (/dev/zero would be read for ever)
+        raise InputError(f"The {what} {path} is not a regular file (a pipe, socket or device); save its content "
+                         "to a file and give that.")
     try:
         return path.read_bytes()
     except FileNotFoundError:

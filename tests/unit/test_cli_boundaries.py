@@ -151,3 +151,67 @@ def test_baseline_numbers_are_checked_before_any_work(files, capsys, monkeypatch
 def test_tune_layers_on_a_file_says_it_is_a_file(files, capsys):
     code, _, err = run(capsys, "tune-layers", "--data", files["refs"])
     assert code == 2 and "is a file, not a directory" in err
+
+
+# --- the second sweep (issue 31): pipes and devices, outputs checked before the work, plain warnings ---------------
+def test_a_pipe_or_a_device_is_named_as_such_never_read_for_ever(files, capsys, tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for value in (str(fifo), "/dev/zero"):
+        code, out, err = run(capsys, "score", "-c", value, "-r", files["refs"])
+        assert code == 2 and not out and f"The candidate {value} is not a regular file" in err
+    from bertscore_viz.errors import InputError
+    from bertscore_viz.files.textfile import read_bytes
+    with pytest.raises(InputError, match="not a regular file"):
+        read_bytes("/dev/zero", "corpus file")  # every reader of files (mbr, compare --input, baseline corpora)
+
+
+def _mtme_folder(root):
+    ts = root / "wmt"
+    lines = {"sources/en-de.txt": ["Die Katze sass.", "Es ist kalt."],
+             "references/en-de.refA.txt": ["The cat sat.", "It is cold."],
+             "system-outputs/en-de/sysA.txt": ["A cat sat.", ""],
+             "system-outputs/en-de/sysB.txt": ["The cat sits.", "It's cold."]}
+    for rel, text in lines.items():
+        (ts / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ts / rel).write_text("".join(f"{x}\n" for x in text), encoding="utf-8")
+    return ts
+
+
+def test_mtme_checks_its_output_before_scoring_and_prints_plain_warnings(tmp_path, capsys, monkeypatch):
+    """A file in the way of -o, or files already written without --overwrite, are refused before the model is
+    loaded (they used to fail with a traceback after every system was scored); a warning is one line."""
+    import bertscore_viz.cli.mtme as cli_mtme
+
+    ts = _mtme_folder(tmp_path)
+    blocker = tmp_path / "afile"
+    blocker.write_text("x")
+
+    def no_scorer(*a, **k):
+        raise AssertionError("the model was loaded before the output was checked")
+
+    monkeypatch.setattr(cli_mtme, "Scorer", no_scorer)
+    code, _, err = run(capsys, "mtme", "--data", str(ts), "--lp", "en-de", "--ref", "refA", "-o", str(blocker))
+    assert code == 2 and "afile is a file, not a folder" in err and "Traceback" not in err
+    monkeypatch.undo()
+    code, out, err = run(capsys, "mtme", "--data", str(ts), "--lp", "en-de", "--ref", "refA")
+    assert code == 0 and out.count("metric-scores") == 2
+    assert "Warning: 1 empty candidate(s)" in err and "BertScoreWarning" not in err and ".py:" not in err
+    monkeypatch.setattr(cli_mtme, "Scorer", no_scorer)
+    code, _, err = run(capsys, "mtme", "--data", str(ts), "--lp", "en-de", "--ref", "refA")
+    assert code == 2 and "add --overwrite to replace them" in err
+
+
+def test_compare_refuses_one_file_given_twice_under_two_spellings(files, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(capsys, "compare", "-r", files["refs"], "-s", "cands.txt", "./cands.txt")
+    assert code == 2 and "The same system file is given twice: cands.txt, ./cands.txt" in err
+
+
+@pytest.mark.slow
+def test_a_ray_output_that_cannot_be_a_folder_is_refused_before_ray_starts(tmp_path, capsys):
+    (tmp_path / "in.csv").write_text("candidate,reference\nThe cat sat.,A cat sat.\n", encoding="utf-8")
+    (tmp_path / "afile").write_text("x")
+    code, _, err = run(capsys, "score", "--ray", "--input", str(tmp_path / "in.csv"), "--output",
+                       str(tmp_path / "afile"), "--workers", "1")
+    assert code == 2 and "afile is a file, not a folder" in err and "Traceback" not in err
