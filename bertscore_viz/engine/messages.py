@@ -76,8 +76,9 @@ def score_messages(stats, notes: dict, idf: bool, labels: Sequence[str] | None =
                 parts.append(f"{len(unk_r)} reference(s) ({cand_index}{list_indices(where(unk_r))})")
 
             msgs.append(" and ".join(parts) + " contain tokens unknown to the model ([UNK]): text outside its "
-                        "languages (a script or symbols its vocabulary cannot represent). [UNK] matches [UNK] "
-                        f"closely, so these scores are not meaningful; {multilingual_hint()}")
+                        "languages (a script or symbols its vocabulary cannot represent), or a word too long for its "
+                        "tokenizer (WordPiece reads a word of over 100 characters as [UNK]). [UNK] matches [UNK] "
+                        f"closely, so these scores are not meaningful; for another language, {multilingual_hint()}")
     tc = np.flatnonzero(stats.cand_truncated).tolist()
     if tc:
         msgs.append(f"{len(tc)} candidate(s) longer than the model's maximum length were truncated, "
