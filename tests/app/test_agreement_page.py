@@ -220,7 +220,7 @@ def test_bad_rows_are_listed_and_the_good_ones_used():
     listed = at.expander[0]
     assert listed.label == "3 row(s) left out"
     problems = at.dataframe[0].value
-    assert sorted(problems["row"].tolist()) == [7, 11, 62]
+    assert sorted(problems["Row"].tolist()) == [7, 11, 62]
     assert "58 rated outputs" in texts(at)
 
 
