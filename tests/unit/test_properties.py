@@ -347,8 +347,10 @@ LATER_ROWS_LEFT_OUT = ("later rows are left out", "on are left out")
 
 
 def listed(n: int, problems) -> bool:
-    """Row ``n`` is named by a problem, or falls after a problem that leaves every later row out."""
-    return any(p.row == n or (p.row is not None and p.row <= n and any(s in p.problem for s in LATER_ROWS_LEFT_OUT))
+    """Row ``n`` is named by an error (a row left out), or falls after an error that leaves every later row out. A
+    warning names a row that is kept (e.g. a quoted cell with line breaks, said)."""
+    return any(p.severity == "error" and (p.row == n or (p.row is not None and p.row <= n
+                                                          and any(s in p.problem for s in LATER_ROWS_LEFT_OUT)))
                for p in problems)
 
 
