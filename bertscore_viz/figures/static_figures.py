@@ -195,6 +195,29 @@ def _title(pair: PairExplanation) -> str:
     return f"BERTScore {kind}P {score_text(p)}  R {score_text(r)}  F1 {score_text(f)}\n{pair.signature}"
 
 
+def _nothing_to_draw(n_rows: int, n_cols: int) -> str | None:
+    """Why a figure of ``n_rows`` x ``n_cols`` shown tokens has no cells (a side without a token to show), or None."""
+    empty = [side for side, n in (("candidate", n_rows), ("reference", n_cols)) if n == 0]
+    if not empty:
+        return None
+    said = (f"the {empty[0]} has no tokens (an empty text)" if len(empty) == 1 else
+            "the candidate and the reference have no tokens (empty texts)")
+    return (f"Nothing to draw: {said}, so there is no token to match (the title has the scores).\n"
+            "Show the special tokens to draw their matches.")
+
+
+def _note_figure(title: str, note: str, fmt: str) -> bytes:
+    """A figure of the title and one note in place of the cells (a matrix with an empty side is no figure)."""
+    fig = Figure(figsize=(6.0, 2.0))
+    ax = fig.add_subplot()
+    ax.axis("off")
+    ax.set_title(title, fontsize=8, parse_math=False)
+    ax.text(0.5, 0.5, note, ha="center", va="center", fontsize=9, wrap=True, parse_math=False,
+            transform=ax.transAxes)
+    with _LOCK:
+        return _save(fig, fmt)
+
+
 def _plain(label: str) -> str:
     """A Plotly tick label (HTML-escaped) back to the text typed."""
     return html.unescape(label)
@@ -271,8 +294,10 @@ def heatmap_image(pair: PairExplanation, fmt: str = "png", show_special: bool = 
     ya, xa = axis_for(pair.cand, show_special, merge_words), axis_for(pair.ref, show_special, merge_words)
     rows, cols = ya.positions, xa.positions
     _check_size(len(rows), len(cols), max_tokens)
-    sub = values[np.ix_(rows, cols)]
     title = _title(pair)
+    if nothing := _nothing_to_draw(len(rows), len(cols)):
+        return _note_figure(title, nothing, fmt)
+    sub = values[np.ix_(rows, cols)]
     n_r, n_c = max(1, len(rows)), max(1, len(cols))
     cell = cell_inches(max(n_r, n_c))
     step_x, step_y = _tick_step(len(xa.tickvals)), _tick_step(len(ya.tickvals))
@@ -379,8 +404,10 @@ def alignment_image(pair: PairExplanation, fmt: str = "png", show_special: bool 
         InputError: an unknown format.
     """
     fmt = _check_format(fmt)
-    _check_size(len(shown_positions(pair.cand, show_special)), len(shown_positions(pair.ref, show_special)),
-                max_tokens)
+    n_rows, n_cols = len(shown_positions(pair.cand, show_special)), len(shown_positions(pair.ref, show_special))
+    _check_size(n_rows, n_cols, max_tokens)
+    if nothing := _nothing_to_draw(n_rows, n_cols):
+        return _note_figure(_title(pair), nothing, fmt)
     lay, size = _align_fit(pair, show_special, merge_words)
     title = _title(pair) + ("\nsolid: candidate → best reference token (P); dashed: reference → best candidate "
                             "token (R); blue = similar, red = dissimilar")

@@ -230,3 +230,24 @@ def test_an_undefined_score_is_written_n_a_in_static_figures(drawn):
         image(pair, "png")
         title = drawn[-1].axes[0].get_title() or drawn[-1].axes[0].get_title(loc="left")
         assert "R n/a" in title and "nan" not in title
+
+
+@pytest.mark.parametrize("image", [static_figures.heatmap_image, static_figures.alignment_image])
+@pytest.mark.parametrize("cand, ref, said", [("", "The cat sat.", "the candidate has no tokens"),
+                                             ("The cat sat.", "  ", "the reference has no tokens"),
+                                             ("", "", "the candidate and the reference have no tokens")])
+def test_an_empty_side_draws_a_note_not_an_empty_matrix(scorer, drawn, image, cand, ref, said):
+    """An empty text has no token to draw: the figure says so under the title (the scores) instead of a matrix
+    of zero rows, which matplotlib warned about ("identical low and high ylims") and drew as a flat strip. With
+    the special tokens shown there are cells again."""
+    import warnings
+
+    pair = scorer.explain(cand, ref)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert image(pair, "png")[:4] == b"\x89PNG"
+    texts = [t.get_text() for t in _texts(drawn[-1])]
+    assert any(t.startswith(f"Nothing to draw: {said}") for t in texts), texts
+    assert str(pair.signature) in drawn[-1].axes[0].title.get_text()
+    image(pair, "png", show_special=True)
+    assert not any("Nothing to draw" in t.get_text() for t in _texts(drawn[-1]))
