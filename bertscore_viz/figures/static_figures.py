@@ -290,15 +290,15 @@ def heatmap_image(pair: PairExplanation, fmt: str = "png", show_special: bool = 
         InputError: an unknown format.
     """
     fmt = _check_format(fmt)
-    values, _ = cell_values(pair)
     ya, xa = axis_for(pair.cand, show_special, merge_words), axis_for(pair.ref, show_special, merge_words)
     rows, cols = ya.positions, xa.positions
     _check_size(len(rows), len(cols), max_tokens)
     title = _title(pair)
     if nothing := _nothing_to_draw(len(rows), len(cols)):
         return _note_figure(title, nothing, fmt)
+    values, _ = cell_values(pair)
     sub = values[np.ix_(rows, cols)]
-    n_r, n_c = max(1, len(rows)), max(1, len(cols))
+    n_r, n_c = len(rows), len(cols)
     cell = cell_inches(max(n_r, n_c))
     step_x, step_y = _tick_step(len(xa.tickvals)), _tick_step(len(ya.tickvals))
     xticks = (xa.tickvals[::step_x], [_plain(t) for t in xa.ticktext[::step_x]])
@@ -314,7 +314,7 @@ def heatmap_image(pair: PairExplanation, fmt: str = "png", show_special: bool = 
     families, missing = _font_plan(xticks[1] + yticks[1] + [title])
     fig = Figure(figsize=(max(4.0, 2.0 + cell * n_c), max(3.0, 2.0 + cell * n_r)))
     ax = fig.add_subplot()
-    im = ax.imshow(sub, cmap="Blues", vmin=min(0.0, float(sub.min()) if sub.size else 0.0), vmax=1.0,
+    im = ax.imshow(sub, cmap="Blues", vmin=min(0.0, float(sub.min())), vmax=1.0,
                    aspect="equal", interpolation="nearest")
     ax.set_xticks(xticks[0], xticks[1], rotation=75, ha="right", parse_math=False, fontfamily=families,
                   fontsize=label_size)
