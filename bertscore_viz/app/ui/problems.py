@@ -21,9 +21,8 @@ _ONE_LINE = 90
 
 def problems_frame(problems, severity: bool = True) -> pd.DataFrame:
     """One row per problem: Row, Column, (Severity,) Problem."""
-    return pd.DataFrame([{"Row": p.row, "Column": p.column, **({"Severity": p.severity} if severity else {}),
-                          "Problem": p.problem} for p in problems],
-                        columns=["Row", "Column"] + (["Severity"] if severity else []) + ["Problem"])
+    fields = {"Row": "row", "Column": "column", **({"Severity": "severity"} if severity else {}), "Problem": "problem"}
+    return pd.DataFrame([{c: getattr(p, f) for c, f in fields.items()} for p in problems], columns=list(fields))
 
 
 def show_problems_table(problems, key: str, label: str, expanded: bool, icon: str = ":material/report:",
