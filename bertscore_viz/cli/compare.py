@@ -69,13 +69,35 @@ def plain(text: object) -> str:
     return "".join(repr(c)[1:-1] if unicodedata.category(c) == "Cc" else c for c in str(text))
 
 
-def _system_names(paths: list[str]) -> list[str]:
-    """File names as system names; the paths as given where two files share a name."""
+def _system_names(paths: list[str]) -> tuple[list[str], str | None]:
+    """System names of text files: each file's name without its extension (``ONLINE-A.txt`` is ``ONLINE-A``; of
+    ``x.tar.gz`` only the last suffix goes). Where two files would get the same name (``a/sys.txt`` and
+    ``b/sys.txt``, ``sys.txt`` and ``sys.tsv``), those files are named by their file name, and if that is shared
+    too by the path as given. Returns the names and a sentence naming the collisions (None without any).
+
+    Raises:
+        InputError: one file given twice (``c3.txt`` and ``./c3.txt``).
+    """
     resolved = [Path(p).resolve() for p in paths]  # c3.txt and ./c3.txt are one file
     if len(set(resolved)) < len(resolved):
         raise InputError(f"The same system file is given twice: {', '.join(paths)}. Give each system once.")
-    names = [Path(p).name for p in paths]
-    return names if len(set(names)) == len(names) else list(paths)
+    choices = [(Path(p).stem, Path(p).name, p) for p in paths]  # paths as given differ: they resolve differently
+    level = [0] * len(paths)
+    collided: dict[str, None] = {}  # the names that would name several files, in order
+    while True:  # a shared name: the files that have it at the shortest level take their next, longer name
+        names = [c[k] for c, k in zip(choices, level)]
+        lowest = {n: min(k for m, k in zip(names, level) if m == n) for n in names if names.count(n) > 1}
+        collided.update(dict.fromkeys(lowest))
+        moving = [i for i, n in enumerate(names) if lowest.get(n) == level[i] < len(choices[i]) - 1]
+        if not moving:  # no name shared (paths as given never are)
+            break
+        for i in moving:
+            level[i] += 1
+    if not any(level):
+        return names, None
+    renamed = ", ".join(repr(n) for n, k in zip(names, level) if k)
+    return names, (f"Several system files would get the same name ({', '.join(map(repr, collided))}); they are "
+                   f"named by their file name or path instead: {renamed}.")
 
 
 def _from_text_files(args) -> Loaded:
@@ -92,7 +114,9 @@ def _from_text_files(args) -> Loaded:
     n = counts[0][1]
     if n == 0:
         raise InputError(f"The files are empty: {', '.join(p for p in refs_files + list(args.systems))}.")
-    names = _system_names(list(args.systems))
+    names, collision = _system_names(list(args.systems))
+    if collision:
+        _say([f"Warning: {plain(collision)}"])
     ds = upload.Dataset(dict(zip(names, outputs)), [list(group) for group in zip(*columns)], source,
                         [str(i + 1) for i in range(n)], list(range(1, n + 1)), [], None)
     what = f"{len(names)} system files against {len(refs_files)} reference file(s)"

@@ -11,6 +11,7 @@ command are in :mod:`bertscore_viz.cli.parser`; each command runs in its own mod
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -21,10 +22,27 @@ from bertscore_viz.engine.baseline import full_paths
 from bertscore_viz.errors import BertScoreVizError
 from bertscore_viz.extras import extra_for, missing_extra_message
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "BROKEN_PIPE_STATUS"]
+
+#: Exit status when the reader of the output went away (``... | head``): 128 + SIGPIPE, a shell's status of a
+#: tool killed by SIGPIPE.
+BROKEN_PIPE_STATUS = 141
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; its exit status (0, 2 for a user's mistake, 130 on Ctrl-C, 141 when the output's reader
+    went away)."""
+    try:
+        try:
+            return _run(argv)
+        finally:  # a closed pipe fails here, inside the try, not in the interpreter's final flush (also after --help)
+            sys.stdout.flush()
+    except BrokenPipeError:  # the reader stopped reading (`... | head`): no traceback, nothing said, as SIGPIPE
+        _silence_stdout()
+        return BROKEN_PIPE_STATUS
+
+
+def _run(argv: list[str] | None) -> int:
     parser = build_parser()
     args, rest = parser.parse_known_args(argv)
     if rest and not getattr(args, "passthrough", False):
@@ -52,6 +70,20 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     finally:
         warnings.showwarning = before
+
+
+def _silence_stdout() -> None:
+    """Point standard output at os.devnull (Python's recipe for SIGPIPE): the output still buffered is dropped and
+    the interpreter's flush at exit does not fail again on the closed pipe."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # a replaced sys.stdout (a test's capture): nothing to point
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
 
 
 def _plain_warning(message, category, filename, lineno, file=None, line=None) -> None:

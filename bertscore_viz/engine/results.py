@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from bertscore_viz.extras import MissingExtraError, missing_extra_message
 from bertscore_viz.versions import __version__
 
 __all__ = ["Signature", "ScoreResult", "TokenSide", "PairExplanation", "MultiReferenceExplanation"]
@@ -58,6 +59,21 @@ def _tolist(a):
     return None if a is None else [None if np.isnan(x) else float(x) for x in np.asarray(a, dtype=np.float64)]
 
 
+#: Longest text a repr shows of a candidate or reference; a longer one is cut with "…".
+REPR_CHARS = 40
+
+
+def _short(text: str, limit: int = REPR_CHARS) -> str:
+    """``text`` quoted as Python quotes it, cut to ``limit`` characters with "…"."""
+    return repr(text if len(text) <= limit else text[:limit - 1] + "…")
+
+
+def _prf(values, what: str) -> str:
+    """``P=0.9123 R=0.9011 F1=0.9066 (what)``."""
+    p, r, f = (float(x) for x in values)
+    return f"P={p:.4f} R={r:.4f} F1={f:.4f} ({what})"
+
+
 @dataclass(frozen=True)
 class ScoreResult:
     """Corpus scores, one value per candidate (after the multi-reference maximum).
@@ -93,8 +109,49 @@ class ScoreResult:
         """Corpus means of the reported P, R and F1."""
         return float(np.mean(self.precision)), float(np.mean(self.recall)), float(np.mean(self.f1))
 
+    def __repr__(self) -> str:
+        """One line: the number of candidates, the mean P/R/F1 reported, the warnings' count and the signature
+        (the arrays are the attributes)."""
+        scale = "rescaled" if self.rescaled else "raw"
+        scores = _prf(self.mean(), f"means, {scale}") if len(self) else "no candidates"
+        said = f", {len(self.warnings)} warning(s)" if self.warnings else ""
+        return f"ScoreResult(n={len(self)}, {scores}{said}, signature={self.signature})"
+
+    def columns(self) -> dict[str, list]:
+        """One equal-length list per column, one value per candidate (NaN kept as NaN): ``precision``,
+        ``recall``, ``f1`` (reported), ``raw_precision``, ``raw_recall``, ``raw_f1`` and, when known,
+        ``best_reference_p``, ``best_reference_r``, ``best_reference_f`` (the index of the reference that gave each
+        score). ``pd.DataFrame(res.columns())`` is a table of them; :meth:`to_pandas` adds the signature."""
+        out = {name: np.asarray(getattr(self, name), dtype=np.float64).tolist()
+               for name in ("precision", "recall", "f1", "raw_precision", "raw_recall", "raw_f1")}
+        if self.best_reference is not None:
+            best = np.asarray(self.best_reference).reshape(len(self), 3)
+            out.update({f"best_reference_{k}": best[:, j].tolist() for j, k in enumerate("prf")})
+        return out
+
+    def to_pandas(self):
+        """A ``pandas.DataFrame``, one row per candidate, of :meth:`columns`; ``df.attrs`` holds ``signature``
+        (its text), ``settings`` (:meth:`Signature.as_dict`), ``baseline`` (the ``(3,)`` P/R/F baseline as a list, or
+        None without rescaling) and ``warnings``.
+
+        Raises:
+            MissingExtraError: pandas is not installed (it comes with ``bertscore-viz[app]``).
+        """
+        try:
+            import pandas as pd  # optional: the [app] extra
+        except ImportError:
+            raise MissingExtraError(missing_extra_message("ScoreResult.to_pandas()", "pandas", "app")) from None
+        df = pd.DataFrame(self.columns())
+        df.attrs.update({"signature": str(self.signature), "settings": self.signature.as_dict(),
+                         "baseline": _tolist(self.baseline), "warnings": list(self.warnings)})
+        return df
+
     def as_dict(self) -> dict:
-        """JSON-ready: lists (NaN as null), baseline, warnings and signature."""
+        """JSON-ready: lists (NaN as null), baseline, warnings and signature; the format of ``score --json``.
+
+        Its values are not all one per candidate (the ``(3,)`` baseline, the warnings, the signature), so
+        ``pd.DataFrame(res.as_dict())`` fails: a table is :meth:`to_pandas` (pandas) or ``pd.DataFrame(res.columns())``.
+        """
         return {"precision": _tolist(self.precision), "recall": _tolist(self.recall), "f1": _tolist(self.f1),
                 "raw_precision": _tolist(self.raw_precision), "raw_recall": _tolist(self.raw_recall),
                 "raw_f1": _tolist(self.raw_f1), "baseline": _tolist(self.baseline),
@@ -226,6 +283,12 @@ class PairExplanation:
         """``(3,)`` the reported P/R/F: rescaled when rescaling is on, else raw."""
         return self.rescaled if self.rescaled is not None else np.array([self.precision, self.recall, self.f1])
 
+    def __repr__(self) -> str:
+        """One line: the texts (shortened), the token counts, the P/R/F1 reported and the signature."""
+        scale = "rescaled" if self.rescaled is not None else "raw"
+        return (f"PairExplanation(candidate={_short(self.candidate)}, reference={_short(self.reference)}, "
+                f"tokens={len(self.cand)}x{len(self.ref)}, {_prf(self.scores, scale)}, signature={self.signature})")
+
     def special_best_matches(self) -> list[str]:
         """Sentences naming real tokens whose best match is a special token."""
         notes = []
@@ -283,3 +346,12 @@ class MultiReferenceExplanation:
     @property
     def scores(self) -> np.ndarray:
         return self.rescaled if self.rescaled is not None else np.array([self.precision, self.recall, self.f1])
+
+    def __repr__(self) -> str:
+        """One line: the candidate (shortened), the number of references, the P/R/F1 reported with the reference
+        that gave each, and the signature."""
+        scale = "rescaled" if self.rescaled is not None else "raw"
+        candidate = _short(self.pairs[0].candidate) if self.pairs else "''"
+        best = " ".join(f"{k}:{int(i)}" for k, i in zip(("P", "R", "F1"), np.asarray(self.best_reference)))
+        return (f"MultiReferenceExplanation(candidate={candidate}, references={len(self.pairs)}, "
+                f"{_prf(self.scores, f'{scale}; best reference {best}')}, signature={self.signature})")

@@ -337,27 +337,27 @@ def test_text_output_reads_like_sacrebleus(data, from_csv):
     assert lines[0].startswith("4 system files against 1 reference file(s): 4 systems x 22 segments; F1, raw")
     assert "Paired bootstrap resampling test with 1000 resampling trials, and approximate randomization test with " \
            "10000 trials" in out
-    base_line = next(line for line in lines if "Baseline: drops.txt" in line)
+    base_line = next(line for line in lines if "Baseline: drops " in line)
     drops = next(r for r in from_csv["systems"] if r["System"] == "drops")
     assert f"{drops['F1']:.4f} (" in base_line
     for r, a in zip(from_csv["significance"]["versus_baseline"], from_csv["paired_ar"]["versus_baseline"]):
-        line = next(x for x in lines if x.strip().startswith(f"{r['system']}.txt ") and "(p = " in x)
+        line = next(x for x in lines if x.strip().startswith(f"{r['system']} ") and "(p = " in x)
         star = lambda p: "*" if p < 0.05 else ""  # noqa: E731
         assert f"(p = {r['p']:.4f}){star(r['p'])}" in line and f"(p = {a['p']:.4f}){star(a['p'])}" in line
     assert " - Null hypothesis: the system and the baseline translations are essentially" in out
     assert "Clusters by F1 (WMT style; pairwise wins in brackets): 1. " in out
-    for r in from_csv["significance"]["versus_baseline"]:  # the same sentences, with the files' names
-        assert r["sentence"].replace(r["system"], r["system"] + ".txt").replace("drops", "drops.txt") in out
+    for r in from_csv["significance"]["versus_baseline"]:  # the same sentences: files named without ".txt"
+        assert r["sentence"] in out
 
 
 def test_text_files_give_the_numbers_of_the_csv(data, from_csv):
     out = cli_json(*text_args(data), "--paired-ar")
-    assert out["input"]["systems"] == [f"{s}.txt" for s in SYSTEMS]
+    assert out["input"]["systems"] == list(SYSTEMS)  # drops.txt is the system "drops", as the CSV's column
     f1, expected = _f1(out), _f1(from_csv)
     for s in SYSTEMS:
-        assert np.array_equal(f1[f"{s}.txt"], expected[s])
+        assert np.array_equal(f1[s], expected[s])
     p = {(a, b): v for a, row in from_csv["significance"]["pairwise_p"].items() for b, v in row.items()}
-    assert all(out["significance"]["pairwise_p"][f"{a}.txt"][f"{b}.txt"] == v for (a, b), v in p.items())
+    assert all(out["significance"]["pairwise_p"][a][b] == v for (a, b), v in p.items())
     assert [r["p"] for r in out["paired_ar"]["versus_baseline"]] == \
         [r["p"] for r in from_csv["paired_ar"]["versus_baseline"]]
 
@@ -373,14 +373,14 @@ def test_latex_is_the_booktabs_table_of_the_page(data, page):
 def test_html_report_is_written_atomically_with_its_drill_downs(data, tmp_path):
     target = tmp_path / "out" / "report.html"
     out = cli_json(*text_args(data), "--source", data["source"], "--html", str(target), "--report-segments", "2",
-                   "--pair", "swaps.txt", "drops.txt")
+                   "--pair", "swaps", "drops")
     text = target.read_text(encoding="utf-8")
     assert text.startswith("<!DOCTYPE html>") and "Content-Security-Policy" in text
     assert out["report"]["path"] == str(target) and out["report"]["bytes"] == len(text.encode("utf-8"))
     f1 = _f1(out)
-    diff = np.abs(f1["swaps.txt"] - f1["drops.txt"])
+    diff = np.abs(f1["swaps"] - f1["drops"])
     top = [str(i + 1) for i in np.argsort(-diff, kind="stable")[:2]]
-    assert out["report"]["pair"] == ["swaps.txt", "drops.txt"] and out["report"]["segments"] == top
+    assert out["report"]["pair"] == ["swaps", "drops"] and out["report"]["segments"] == top
     assert text.count('class="seg"') == 2 and f"source {int(top[0]) - 1}: " in text
     assert not list(tmp_path.glob("out/.tmp-*"))
 
@@ -457,7 +457,7 @@ def test_errors_say_what_is_wrong(data, case):
             "none": [],
             "two": [*text_args(data), "--input", data["csv"]],
             "segments": [*text_args(data), "--report-segments", "51", "--html", str(data["root"] / "x.html")],
-            "pair": [*text_args(data), "--html", str(data["root"] / "y.html"), "--pair", "drops.txt", "nope"],
+            "pair": [*text_args(data), "--html", str(data["root"] / "y.html"), "--pair", "drops", "nope"],
             "scale": ["--input", data["csv"], "--scale", "raw"],
             "trials": [*text_args(data), "--paired-ar", "--paired-ar-n", "0"],
             "lp": ["--mt-metrics-eval", str(data["root"])]}[case]
@@ -465,12 +465,11 @@ def test_errors_say_what_is_wrong(data, case):
     assert code == 2 and out == ""
     expected = {"unequal": f"reference {data['refs']}: 22 lines; system {data['files']['drops']}: 22 lines; "
                            f"system {short}: 21 lines",
-                "baseline": "Unknown --baseline 'nope'; the systems are 'drops.txt', 'swaps.txt', 'shuffled.txt', "
-                            "'mixed.txt'",
-                "one": "compare needs at least two systems; got 1 (drops.txt)",
+                "baseline": "Unknown --baseline 'nope'; the systems are 'drops', 'swaps', 'shuffled', 'mixed'",
+                "one": "compare needs at least two systems; got 1 (drops)",
                 "none": "compare needs ONE input", "two": "got -s/-r, --input",
                 "segments": "--report-segments takes 0 to 50, got 51",
-                "pair": "Unknown --pair 'nope'; the systems are 'drops.txt', 'swaps.txt'",
+                "pair": "Unknown --pair 'nope'; the systems are 'drops', 'swaps'",
                 "scale": "--scale chooses between a results file's raw and rescaled numbers",
                 "trials": "--paired-ar-n takes a number of resamples or trials of at least 1, got 0",
                 "lp": "--mt-metrics-eval needs --lp LP"}[case]
