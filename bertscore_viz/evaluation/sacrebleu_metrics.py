@@ -28,13 +28,17 @@ resample's statistics summed on its own, so memory does not grow with resamples 
 ``stats[idxs]`` array does. As :mod:`bertscore_viz.evaluation.significance` does for BERTScore, a pair of systems
 with identical outputs, or one segment, gets ``p = 1`` (sacrebleu: ``1 / (n + 1)``).
 
-**Bounds.** TER costs about 5 ms per output on one core, chrF and BLEU about 0.5 ms: at most
-:data:`MAX_OUTPUTS` outputs (systems x segments) are scored per metric; a metric over its bound is left out, with
-the reason and the sacrebleu command that scores it (:attr:`SurfaceScores.skipped`).
+**Bounds.** chrF and BLEU cost about 1 ms an output of 70 words; TER's shift search grows with about the cube of
+the length (6 ms at 20 words, 0.3 s at 75, 3 s at 150). :func:`plan` leaves out a metric over :data:`MAX_OUTPUTS`
+outputs (systems x segments) or over a bound in seconds of its :func:`estimated_seconds`, with the reason and the
+sacrebleu command that scores it (:attr:`SurfaceScores.skipped`). The app computes them in the background
+(:mod:`bertscore_viz.serving.sentence_metrics`) from :func:`chunk_statistics`, chunk by chunk.
 """
 
 from __future__ import annotations
 
+import logging
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
@@ -51,8 +55,9 @@ from bertscore_viz.evaluation.significance import (
 )
 
 __all__ = [
-    "HIGHER_IS_BETTER", "MAX_OUTPUTS", "METRICS", "MetricScores", "SurfaceScores", "corpus_metric",
-    "metric_significance", "reference_streams", "resampled_scores", "sentence_metric", "surface_scores",
+    "COST_PER_OUTPUT", "HIGHER_IS_BETTER", "MAX_OUTPUTS", "METRICS", "MetricScores", "SurfaceScores", "chunk_statistics",
+    "corpus_metric", "duration", "estimated_seconds", "identical_pairs", "metric_scores", "metric_significance", "plan",
+    "reference_streams", "resampled_scores", "segment_chunks", "sentence_metric", "surface_scores",
 ]
 
 #: The metrics, in the order the page shows them.
@@ -61,6 +66,13 @@ METRICS = ("chrF", "BLEU", "TER")
 HIGHER_IS_BETTER = {"chrF": True, "BLEU": True, "TER": False}
 #: Most outputs (systems x segments) scored per metric; a metric over its bound is left out, with the reason.
 MAX_OUTPUTS = {"chrF": 200_000, "BLEU": 200_000, "TER": 20_000}
+#: Seconds of one core per output as a function of its length in words (the mean of the output's and its
+#: reference's), per reference: fitted on this machine by ``bench/bench_sentence_metrics.py`` (docs/SPEED.md).
+COST_PER_OUTPUT: dict[str, Callable[[float], float]] = {
+    "chrF": lambda w: 2e-5 + 1.3e-5 * w,
+    "BLEU": lambda w: 1e-5 + 6e-6 * w,
+    "TER": lambda w: 1e-4 + 8e-7 * w ** 3,
+}
 #: Segments whose statistics are extracted between two progress updates.
 _CHUNK = 250
 _COMMAND = {"chrF": "chrf", "BLEU": "bleu", "TER": "ter"}
@@ -164,29 +176,58 @@ class SurfaceScores:
         return {s: {m: ms.corpus[s] for m, ms in self.metrics.items()} for s in systems}
 
 
-def _statistics(metric, hypotheses: Sequence[str], streams: list[list[str | None]], progress) -> list:
-    """sacrebleu's per-segment statistics of one system, extracted in chunks (each segment's are its own, so
-    chunks give what one call gives) with ``progress(segments)`` after each."""
-    out: list = []
-    for start in range(0, len(hypotheses), _CHUNK):
-        stop = min(len(hypotheses), start + _CHUNK)
-        out.extend(metric._extract_corpus_statistics(list(hypotheses[start:stop]),
-                                                     [s[start:stop] for s in streams]))
-        progress(stop - start)
-    return out
+@contextmanager
+def _quiet_sacrebleu():
+    """sacrebleu's logger silenced below errors: its "forgot to detokenize" warnings (3 lines per 100 segments that
+    end in " .") went to the server's terminal for every chunk of every system."""
+    logger = logging.getLogger("sacrebleu")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
-def _score_metric(name: str, systems: Mapping[str, Sequence[str]], references: Sequence[Sequence[str]],
-                  progress) -> MetricScores:
+def chunk_statistics(name: str, hypotheses: Sequence[str], streams: Sequence[Sequence[str | None]]
+                     ) -> tuple[list, np.ndarray]:
+    """sacrebleu's sufficient statistics of each segment of a chunk, and each segment's sentence score.
+
+    A top-level function of plain arguments, so that a worker process can run it (the app's background job,
+    :mod:`bertscore_viz.serving.sentence_metrics`); each segment's statistics are its own, so chunks give what one
+    call over all segments gives.
+
+    Args:
+        name: ``"chrF"``, ``"BLEU"`` or ``"TER"``.
+        hypotheses: the chunk's outputs of one system.
+        streams: :func:`reference_streams` of the chunk's segments (each stream sliced to the chunk).
+
+    Returns:
+        ``(statistics, sentence)``: sacrebleu's statistics (one list per segment, as it returns them) and the
+        ``(n,)`` float64 sentence scores (``sentence_chrf`` / ``sentence_bleu`` / ``sentence_ter``).
+    """
     corpus_m, sentence_m = corpus_metric(name), sentence_metric(name)
-    streams = reference_streams(references)
+    with _quiet_sacrebleu():
+        stats = corpus_m._extract_corpus_statistics(list(hypotheses), [list(s) for s in streams])
+    # the statistics do not depend on BLEU's effective order, only the score computed from them does
+    sentence = np.array([sentence_m._aggregate_and_compute([row]).score for row in stats], dtype=np.float64)
+    return stats, sentence
+
+
+def segment_chunks(n: int, chunk: int = _CHUNK) -> list[tuple[int, int]]:
+    """``(start, stop)`` of the chunks of ``n`` segments, ``chunk`` at a time."""
+    return [(start, min(n, start + chunk)) for start in range(0, n, max(1, int(chunk)))]
+
+
+def metric_scores(name: str, parts: Mapping[str, tuple[list, np.ndarray]],
+                  references: Sequence[Sequence[str]]) -> MetricScores:
+    """One metric's :class:`MetricScores` from each system's ``(statistics, sentence scores)`` of every segment (the
+    chunks of :func:`chunk_statistics` joined in order)."""
+    corpus_m, sentence_m = corpus_metric(name), sentence_metric(name)
     corpus, sentence, statistics = {}, {}, {}
-    for system, hypotheses in systems.items():
-        stats = _statistics(corpus_m, hypotheses, streams, progress)
+    for system, (stats, scores) in parts.items():
         corpus[system] = float(corpus_m._aggregate_and_compute(stats).score)
-        # the statistics do not depend on BLEU's effective order, only the score computed from them does
-        sentence[system] = np.array([sentence_m._aggregate_and_compute([row]).score for row in stats],
-                                    dtype=np.float64)
+        sentence[system] = np.asarray(scores, dtype=np.float64)
         statistics[system] = np.array(stats, dtype=np.float32).reshape(len(stats), -1)
     n_refs = _num_refs(references)
     return MetricScores(name, _SCORE_NAME[type(corpus_m).__name__], corpus, sentence, statistics,
@@ -194,26 +235,53 @@ def _score_metric(name: str, systems: Mapping[str, Sequence[str]], references: S
                         HIGHER_IS_BETTER[name])
 
 
-def _identical_pairs(systems: Mapping[str, Sequence[str]]) -> frozenset:
+def _score_metric(name: str, systems: Mapping[str, Sequence[str]], references: Sequence[Sequence[str]],
+                  progress) -> MetricScores:
+    streams = reference_streams(references)
+    parts = {}
+    for system, hypotheses in systems.items():
+        stats: list = []
+        scores: list = []
+        for start, stop in segment_chunks(len(hypotheses)):
+            s, x = chunk_statistics(name, hypotheses[start:stop], [st[start:stop] for st in streams])
+            stats.extend(s)
+            scores.append(x)
+            progress(stop - start)
+        parts[system] = (stats, np.concatenate(scores) if scores else np.zeros(0))
+    return metric_scores(name, parts, references)
+
+
+def identical_pairs(systems: Mapping[str, Sequence[str]]) -> frozenset:
+    """Pairs of systems (frozensets of two names) whose outputs are identical: their tests give p = 1."""
     names = list(systems)
     return frozenset(frozenset((a, b)) for i, a in enumerate(names) for b in names[i + 1:]
                      if list(systems[a]) == list(systems[b]))
 
 
-def surface_scores(systems: Mapping[str, Sequence[str]], references: Sequence[Sequence[str]],
-                   metrics: Sequence[str] = METRICS, progress: ProgressFn | None = None,
-                   max_outputs: Mapping[str, int] | None = None) -> SurfaceScores:
-    """chrF, BLEU and TER of every system at sentence and corpus level (see the module docstring).
+def _words(text: str | None) -> int:
+    return len(text.split()) if text else 0
 
-    Args:
-        systems: ``{name: (n,) outputs}``, every system on the same segments.
-        references: ``(n,)`` lists of references (at least one each; ``""`` is an empty reference).
-        metrics: which of :data:`METRICS`.
-        progress: ``progress(done, total)`` in outputs scored (each metric counts every output once).
-        max_outputs: most outputs per metric (default :data:`MAX_OUTPUTS`); a metric over it is skipped.
 
-    Returns:
-        :class:`SurfaceScores`.
+def estimated_seconds(name: str, systems: Mapping[str, Sequence[str]], references: Sequence[Sequence[str]]) -> float:
+    """Seconds of one core that sacrebleu needs for one metric of every output, estimated from the words of each
+    output and its references (:data:`COST_PER_OUTPUT`; measured by ``bench/bench_sentence_metrics.py``).
+
+    TER's shift search grows with about the cube of the length: 20 words cost about 6 ms an output, 75 words
+    about 0.3 s and 150 words about 3 s; chrF and BLEU grow linearly and stay near 1 ms an output."""
+    ref_words = [sum(_words(r) for r in refs) / max(1, len(refs)) for refs in references]
+    cost = COST_PER_OUTPUT[name]
+    return float(sum(cost((_words(h) + rw) / 2.0) * max(1, len(refs))
+                     for outputs in systems.values() for h, rw, refs in zip(outputs, ref_words, references)))
+
+
+def plan(systems: Mapping[str, Sequence[str]], references: Sequence[Sequence[str]], metrics: Sequence[str] = METRICS,
+         max_outputs: Mapping[str, int] | None = None, max_seconds: float | None = None,
+         bound_name: str = "this page's") -> tuple[list[str], dict[str, str], dict[str, float]]:
+    """Which metrics are scored: ``(to score, {metric: why it is not}, {metric: estimated seconds})``.
+
+    A metric is left out when its outputs (systems x segments) exceed ``max_outputs`` (default
+    :data:`MAX_OUTPUTS`) or when its :func:`estimated_seconds` exceed ``max_seconds`` (None: no time bound);
+    ``bound_name`` says whose bound it is in the reason (``"this server's 300 s (server setting ...)"``).
 
     Raises:
         ValueError: an unknown metric, or a system whose number of outputs is not the number of segments.
@@ -227,12 +295,58 @@ def surface_scores(systems: Mapping[str, Sequence[str]], references: Sequence[Se
         raise ValueError(f"Every system needs one output per segment ({n}); got {wrong}.")
     bounds = dict(MAX_OUTPUTS if max_outputs is None else max_outputs)
     outputs = n * len(systems)
-    todo = [m for m in METRICS if m in metrics and outputs <= bounds.get(m, outputs)]
-    skipped = {m: (f"{m} was not computed: {len(systems)} systems x {n:,} segments = {outputs:,} outputs, over this "
-                   f"page's {bounds[m]:,} for {m}. sacrebleu scores them on the command line: "
-                   f"`sacrebleu REFERENCE -i SYSTEM.txt ... -m {_COMMAND[m]}`.")
-               for m in METRICS if m in metrics and m not in todo}
-    total, done = outputs * len(todo), [0]
+    todo, skipped, cost = [], {}, {}
+    command = "sacrebleu scores them on the command line: `sacrebleu REFERENCE -i SYSTEM.txt ... -m {}`."
+    for m in METRICS:
+        if m not in metrics:
+            continue
+        if outputs > bounds.get(m, outputs):
+            skipped[m] = (f"{m} was not computed: {len(systems)} systems x {n:,} segments = {outputs:,} outputs, over "
+                          f"{bound_name} {bounds[m]:,} for {m}. " + command.format(_COMMAND[m]))
+            continue
+        cost[m] = estimated_seconds(m, systems, references)
+        if max_seconds is not None and cost[m] > max_seconds:
+            words = sum(_words(h) for v in systems.values() for h in v) / max(1, outputs)
+            skipped[m] = (f"{m} was not computed: about {duration(cost[m])} of work for {outputs:,} outputs of "
+                          f"{words:.0f} words on average"
+                          + (" (its shift search grows with the cube of the length)" if m == "TER" else "")
+                          + f", over {bound_name} {duration(max_seconds)}. " + command.format(_COMMAND[m]))
+            continue
+        todo.append(m)
+    return todo, skipped, cost
+
+
+def duration(seconds: float) -> str:
+    """``"45 s"``, ``"9 min 20 s"``, ``"2 h 5 min"``."""
+    s = max(0, int(round(seconds)))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60} s" if s % 60 else f"{s // 60} min"
+    return f"{s // 3600} h {s % 3600 // 60} min"
+
+
+def surface_scores(systems: Mapping[str, Sequence[str]], references: Sequence[Sequence[str]],
+                   metrics: Sequence[str] = METRICS, progress: ProgressFn | None = None,
+                   max_outputs: Mapping[str, int] | None = None, max_seconds: float | None = None) -> SurfaceScores:
+    """chrF, BLEU and TER of every system at sentence and corpus level (see the module docstring), in this process.
+
+    Args:
+        systems: ``{name: (n,) outputs}``, every system on the same segments.
+        references: ``(n,)`` lists of references (at least one each; ``""`` is an empty reference).
+        metrics: which of :data:`METRICS`.
+        progress: ``progress(done, total)`` in outputs scored (each metric counts every output once).
+        max_outputs, max_seconds: the bounds of :func:`plan`; a metric over one is skipped, with the reason.
+
+    Returns:
+        :class:`SurfaceScores`.
+
+    Raises:
+        ValueError: an unknown metric, or a system whose number of outputs is not the number of segments.
+    """
+    todo, skipped, _ = plan(systems, references, metrics, max_outputs, max_seconds)
+    n = len(references)
+    total, done = n * len(systems) * len(todo), [0]
 
     def step(k: int) -> None:
         done[0] += k
@@ -240,7 +354,7 @@ def surface_scores(systems: Mapping[str, Sequence[str]], references: Sequence[Se
             progress(done[0], total)
 
     scored = {m: _score_metric(m, systems, references, step) for m in todo}
-    return SurfaceScores(scored, skipped, n, _identical_pairs(systems))
+    return SurfaceScores(scored, skipped, n, identical_pairs(systems))
 
 
 def resampled_scores(scores: MetricScores, n_samples: int = DEFAULT_SAMPLES, seed: int | None = DEFAULT_SEED,

@@ -63,6 +63,7 @@ SETTINGS: dict[str, tuple[type, object]] = {
     "samples_total": (int, 2_000),
     "samples_chars": (int, 1_000_000),
     "samples_references": (int, 16),
+    "sentence_metrics_seconds": (float, 300.0),
 }
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
@@ -107,6 +108,9 @@ class Policy:
         samples_inputs, samples_per_input, samples_total, samples_chars, samples_references: the Many samples
             page's bounds: inputs, samples of one input (its matrix is N x N), samples in all, characters of all
             texts, references of one input.
+        sentence_metrics_seconds: the most seconds of one core that sacrebleu's chrF, BLEU or TER of one Compare
+            upload may take (estimated before, and stopped when run past); it runs in the background, after
+            BERTScore's results are shown. TER's cost grows with the cube of the texts' length.
     """
 
     models: tuple[str, ...] = ()
@@ -143,6 +147,7 @@ class Policy:
     samples_total: int = 2_000
     samples_chars: int = 1_000_000
     samples_references: int = 16
+    sentence_metrics_seconds: float = 300.0
 
     @property
     def kept_bytes(self) -> int:

@@ -67,7 +67,7 @@ STARTUP_SECONDS = 120.0
 POLL_SECONDS = 0.05
 #: Modules the forkserver imports once, so that each child starts with them.
 _PRELOAD = ["bertscore_viz.files.upload", "bertscore_viz.files.human_scores", "bertscore_viz.evaluation.results_file",
-            "bertscore_viz.files.mtme"]
+            "bertscore_viz.files.mtme", "bertscore_viz.evaluation.sacrebleu_metrics"]
 _SLOTS = threading.BoundedSemaphore(MAX_WORKERS)
 _CONTEXT_LOCK = threading.Lock()
 _CONTEXT: list = []

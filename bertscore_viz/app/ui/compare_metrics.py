@@ -10,6 +10,7 @@ import streamlit as st
 from bertscore_viz.app.ui.compare_results import SCORE_FMT, table_height
 from bertscore_viz.app.ui.compare_scoring import significance as bertscore_significance
 from bertscore_viz.app.ui.compare_state import compare_state
+from bertscore_viz.app.ui.bounds import bound, named
 from bertscore_viz.app.ui.messages import escape_markdown, progress_callback
 from bertscore_viz.app.ui.state import fresh
 from bertscore_viz.evaluation import compare, sacrebleu_metrics
@@ -17,15 +18,14 @@ from bertscore_viz.evaluation.sacrebleu_metrics import SurfaceScores
 from bertscore_viz.evaluation.significance import Significance, resamples_for
 from bertscore_viz.figures import compare_plots
 from bertscore_viz.files.upload import Dataset
+from bertscore_viz.serving.sentence_metrics import INLINE_SECONDS, SentenceMetricsJob
 
-__all__ = ["PROGRESS_FROM", "SURFACE_FMT", "any_significance", "is_surface", "metric_format", "rank_chart",
+__all__ = ["FIRST_WAIT_SECONDS", "SURFACE_FMT", "any_significance", "is_surface", "metric_format", "rank_chart",
            "signatures_view", "surface_for", "versus_baseline_view"]
 
 #: sacrebleu's scores are 0-100 with two decimals, as sacrebleu prints them.
 SURFACE_FMT = "%.2f"
-#: Outputs (systems x segments) from which the scoring, and resampled scores x segments from which the bootstrap,
-#: show a progress bar.
-PROGRESS_FROM = 2_000
+#: Resampled scores x segments from which sacrebleu's bootstrap shows a progress bar.
 BOOTSTRAP_PROGRESS_FROM = 5_000_000
 
 
@@ -38,30 +38,66 @@ def metric_format(metric: str) -> str:
     return SURFACE_FMT if is_surface(metric) else SCORE_FMT
 
 
+def _new_job(ds: Dataset) -> SentenceMetricsJob:
+    seconds = bound("sentence_metrics_seconds")
+    return SentenceMetricsJob(ds.systems, ds.references, max_seconds=seconds,
+                              bound_name=f"this server's {named('sentence_metrics_seconds')}",
+                              worker_seconds=seconds, worker_memory_bytes=bound("upload_memory_bytes"))
+
+
 def surface_for(ds: Dataset, fkey: str) -> SurfaceScores | None:
     """The switch "Also show chrF, BLEU, TER" (on by default, per file) and, when on, sacrebleu's scores of the
-    dataset: computed once per dataset (a progress bar for large sets) and kept in the session."""
+    dataset so far: computed once per dataset in the background, after BERTScore's results are on the page
+    (:class:`~bertscore_viz.serving.sentence_metrics.SentenceMetricsJob`), with a progress bar and counts while
+    it runs; each metric joins the page when it is complete (None while none is)."""
     key = f"cmp_surface_{fkey}"
     on = st.toggle("Also show chrF, BLEU, TER", key=key, **fresh(key, value=True),
                    help="sacrebleu's chrF, BLEU and TER beside BERTScore: corpus scores in this table, sentence "
                         "scores in the Segments tab, sacrebleu's paired bootstrap in the Significance tab, and a "
-                        "chart of where BERTScore and chrF rank the systems differently. Off: BERTScore alone.")
-    if not on:
-        return None
+                        "chart of where BERTScore and chrF rank the systems differently. They are computed after "
+                        "BERTScore's results, in the background; TER on long texts is left out over this server's "
+                        f"bound of {bound('sentence_metrics_seconds'):g} s of work {named('sentence_metrics_seconds')}. "
+                        "Off: BERTScore alone.")
     state = compare_state()
-    if state.surface and state.surface[0] is ds:
-        return state.surface[2]
-    outputs = ds.n_segments * len(ds.systems)
-    progress = (progress_callback("chrF, BLEU and TER with sacrebleu", "outputs") if outputs >= PROGRESS_FROM
-                else None)
-    try:
-        value = sacrebleu_metrics.surface_scores(ds.systems, ds.references, progress=progress)
-    finally:
-        if progress is not None:
-            progress.bar.empty()
-    state.surface = (ds, "", value)
-    state.resampled.clear()
-    return value
+    job = state.surface[2] if state.surface and state.surface[0] is ds else None
+    if not on:
+        if job is not None:
+            job.touch()  # kept going while the user looks at BERTScore alone; resumed when switched back on
+        return None
+    if job is None:
+        if state.surface:
+            state.surface[2].cancel()
+        job = _new_job(ds)
+        state.surface = (ds, "", job)
+        state.resampled.clear()
+    if not job.finished and not job.running and job.estimated_seconds <= INLINE_SECONDS:
+        job.run_inline()  # a fraction of a second: computed here, complete on the first page
+    job.ensure_running()
+    if not job.finished:
+        job.wait(FIRST_WAIT_SECONDS)  # a small set is complete before the page draws: no flicker
+    if not job.finished:
+        _progress(job, job.completed())
+    return job.surface()
+
+
+#: How long the page waits for the sentence metrics before drawing BERTScore's results without them.
+FIRST_WAIT_SECONDS = 0.3
+
+
+@st.fragment(run_every=1.0)
+def _progress(job: SentenceMetricsJob, shown: tuple[str, ...]) -> None:
+    """The job's progress bar with counts, redrawn every second; the whole page runs again when a metric is
+    complete (it joins the table and the tabs) or the job ended."""
+    job.touch()
+    job.ensure_running()  # resumed if it had stopped (the page was not looked at for a while)
+    if job.finished or job.completed() != shown:
+        st.rerun()
+    done, total, metric = job.progress()
+    frac = 1.0 if total == 0 else min(1.0, done / total)
+    pending = ", ".join(job.pending())
+    st.progress(frac, text=f"sacrebleu's {pending} in the background: {done:,} of {total:,} outputs scored"
+                           + (f" (now {metric})" if metric else "")
+                           + ". BERTScore's results below are complete; each metric joins them when it is done.")
 
 
 def signatures_view(surface: SurfaceScores) -> None:

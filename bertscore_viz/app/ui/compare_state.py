@@ -55,7 +55,8 @@ class CompareState:
         results_file: ``(file key, ResultsTable, {rescaled: loaded results})`` for a ``scores.parquet``.
         trimmed, trimmed_to: ``(dataset, "positions")`` and its segments with an empty reference; ``(dataset, "")``
             and the dataset without them.
-        surface: ``(dataset, "")`` and sacrebleu's chrF, BLEU and TER of it (:class:`SurfaceScores`).
+        surface: ``(dataset, "")`` and the background job computing sacrebleu's chrF, BLEU and TER of it
+            (:class:`~bertscore_viz.serving.sentence_metrics.SentenceMetricsJob`).
         resampled: each sacrebleu metric's resampled corpus scores per (metric, resamples), for ``surface``.
         mtme: ``(file key, {test set: language pairs}, {(test set, lp): EvalSet})`` of an mt-metrics-eval zip.
         report: ``(what it depends on, scores, Report)`` of the HTML report made last.
@@ -88,6 +89,8 @@ class CompareState:
     def forget(self) -> None:
         """Drop everything derived from the input (the input itself is dropped by :func:`forget_input`)."""
         keep_upload = self.upload_id
+        if self.surface:  # the sentence metrics of the old input stop at once
+            self.surface[2].cancel()
         self.__init__()  # type: ignore[misc]
         self.upload_id = keep_upload
 
