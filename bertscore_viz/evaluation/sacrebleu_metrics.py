@@ -55,9 +55,10 @@ from bertscore_viz.evaluation.significance import (
 )
 
 __all__ = [
-    "COST_PER_OUTPUT", "HIGHER_IS_BETTER", "MAX_OUTPUTS", "METRICS", "MetricScores", "SurfaceScores", "chunk_statistics",
-    "corpus_metric", "duration", "estimated_seconds", "identical_pairs", "metric_scores", "metric_significance", "plan",
-    "reference_streams", "resampled_scores", "segment_chunks", "sentence_metric", "surface_scores",
+    "COST_PER_OUTPUT", "HIGHER_IS_BETTER", "MAX_OUTPUTS", "METRICS", "MetricScores", "SurfaceScores",
+    "chunk_statistics", "corpus_metric", "duration", "estimated_seconds", "identical_pairs", "metric_scores",
+    "metric_significance", "plan", "reference_streams", "resampled_scores", "segment_chunks", "sentence_metric",
+    "surface_scores",
 ]
 
 #: The metrics, in the order the page shows them.

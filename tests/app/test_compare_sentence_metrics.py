@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 import sacrebleu
 
-from bertscore_viz.files.upload import content_key
 from bertscore_viz.serving import sentence_metrics
 
 from .navigation import app, texts

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import streamlit as st
 
+from bertscore_viz.app.ui.bounds import bound, named
 from bertscore_viz.app.ui.compare_results import SCORE_FMT, table_height
 from bertscore_viz.app.ui.compare_scoring import significance as bertscore_significance
 from bertscore_viz.app.ui.compare_state import compare_state
-from bertscore_viz.app.ui.bounds import bound, named
 from bertscore_viz.app.ui.messages import escape_markdown, progress_callback
 from bertscore_viz.app.ui.state import fresh
 from bertscore_viz.evaluation import compare, sacrebleu_metrics
@@ -56,7 +56,8 @@ def surface_for(ds: Dataset, fkey: str) -> SurfaceScores | None:
                         "scores in the Segments tab, sacrebleu's paired bootstrap in the Significance tab, and a "
                         "chart of where BERTScore and chrF rank the systems differently. They are computed after "
                         "BERTScore's results, in the background; TER on long texts is left out over this server's "
-                        f"bound of {bound('sentence_metrics_seconds'):g} s of work {named('sentence_metrics_seconds')}. "
+                        f"bound of {bound('sentence_metrics_seconds'):g} s of work "
+                        f"{named('sentence_metrics_seconds')}. "
                         "Off: BERTScore alone.")
     state = compare_state()
     job = state.surface[2] if state.surface and state.surface[0] is ds else None
