@@ -66,7 +66,7 @@ def explain(scorer, candidate: str, reference: str | Sequence[str]):
     refs = [reference] if isinstance(reference, str) else check_texts(reference, "reference")
     if not refs:
         raise InputError("Give at least one reference to explain the candidate against.")
-    idf = scorer.idf_weights(refs) if scorer.idf else None
+    idf = scorer.explanation_idf(refs)[0] if scorer.idf else None
     special = list(scorer.encoder.special_ids)
 
     def weights(ids):

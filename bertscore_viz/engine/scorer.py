@@ -199,6 +199,9 @@ class Scorer:
         self._encoder: Encoder | None = None
         self._given_encoder = encoder
         self._fixed_idf: IdfWeights | None = idf_weights
+        # the idf of the references of the last score() or match() call (idf from each call's references): what
+        # explain() of one of that call's pairs uses, so that it equals that call's row
+        self._last_idf: IdfWeights | None = None
         self._guard = guard
         self._custom_baseline = custom_baseline
         if self.layer < 0:
@@ -276,6 +279,17 @@ class Scorer:
             return self._fixed_idf
         return compute_idf(t.ids for t in self.encode(list(references)))
 
+    def explanation_idf(self, references: Sequence[str]) -> tuple[IdfWeights, str]:
+        """The idf :meth:`explain` uses, and where it comes from: the fixed ``idf_weights`` or ``idf_sentences``;
+        else that of the references of this scorer's last :meth:`score`, :meth:`match` or :meth:`result` call (so that explaining
+        one of its pairs gives that call's row); else that of ``references`` alone (degenerate for one reference:
+        every one of its tokens occurs in every reference, so each weighs 0)."""
+        if self._fixed_idf is not None or self.idf_sentences is not None:
+            return self.idf_weights(references), "fixed"
+        if self._last_idf is not None:
+            return self._last_idf, "last call"
+        return self.idf_weights(references), "these references"
+
     def encode(self, texts: Sequence[str]):
         """Token ids of texts as this scorer scores them: cut at the model's maximum length in truncate mode, whole
         in window mode (idf then counts every token of a long text)."""
@@ -310,6 +324,8 @@ class Scorer:
         ref_tok = self.encode(flat_refs)
         if keep == "scores":
             idf = idf_weights if idf_weights is not None else self.idf_weights(flat_refs) if self.idf else None
+            if idf is not None and idf_weights is None:
+                self._last_idf = idf
             table = self._pair_table(cands, flat_refs, pair_cand, cand_tok, ref_tok, layers, idf, True, progress)
             stats = self._stats(layers, cands, flat_refs, pair_cand, groups, cand_tok, ref_tok, (), ())
             return replace(stats, pair_table=table, table_idf=idf)
@@ -416,6 +432,8 @@ class Scorer:
         cand_tok = self.encode(cands)
         ref_tok = self.encode(flat_refs)
         idf = self.idf_weights(flat_refs) if self.idf else None
+        if idf is not None:
+            self._last_idf = idf
         table = self._pair_table(cands, flat_refs, pair_cand, cand_tok, ref_tok, (layer,), idf, not self.idf,
                                  progress)
         pair, notes = table[(layer, self.idf)]
@@ -444,6 +462,8 @@ class Scorer:
             weights = stats.table_idf  # the idf these pair scores were computed with (match(keep="scores"))
         else:
             weights = self.idf_weights(stats.references)
+            if self._fixed_idf is None and self.idf_sentences is None:
+                self._last_idf = weights
         pair, notes = stats.pair_scores(layer, weights)
         return self._result_from_pairs(stats, pair, notes, layer, idf, baseline, labels)
 
@@ -500,13 +520,20 @@ class Scorer:
     def explain(self, candidate: str, reference: str | Sequence[str]):
         """Token-level explanation of one candidate against one reference (or several).
 
-        idf, when on, comes from ``idf_sentences`` if given, else from the reference(s) of this call, as in
-        :meth:`score`; P/R/F1 equal :meth:`score` on the same pair (:func:`bertscore_viz.engine.explain.explain`).
+        idf, when on, comes from ``idf_weights`` or ``idf_sentences`` if given, else from the references of this
+        scorer's last :meth:`score` (or :meth:`match`) call, else from the reference(s) of this call
+        (:meth:`explanation_idf`): P/R/F1 equal that :meth:`score` call's row for the pair
+        (:func:`bertscore_viz.engine.explain.explain`). idf from one reference alone is degenerate (recall NaN, F1
+        0, as in bert-score): a :class:`BertScoreWarning` says so.
 
         Returns:
             :class:`PairExplanation` for one reference; :class:`MultiReferenceExplanation` for a list.
         """
-        return explain_pair(self, candidate, reference)
+        pair = explain_pair(self, candidate, reference)
+        for m in pair.warnings:
+            if m.startswith("idf is degenerate"):  # a NaN recall must not pass unseen (README's first example did)
+                _warnings.warn(m, BertScoreWarning, stacklevel=2)
+        return pair
 
 
 def score(candidates, references, model: str | None = None, layer: int | None = None, idf: bool = False,

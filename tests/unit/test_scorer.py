@@ -205,7 +205,9 @@ def test_explain_equals_score_with_idf_from_the_call():
     e = s.explain(CANDS[0], REFS[0])
     res = _quiet(s.score, CANDS[:1], REFS[:1])
     _assert_same([e.precision, e.recall, e.f1], [res.raw_precision[0], res.raw_recall[0], res.raw_f1[0]])
-    # ... and several references: idf from those references
+    # ... and several references: idf from those references (a scorer with no call yet: after one, explain takes
+    # that call's idf, tests/unit/test_explain_idf.py)
+    s = Scorer(layer=6, idf=True)
     refs = [REFS[0], REFS[1], "A cat is on a mat."]
     m = s.explain(CANDS[0], refs)
     res = s.score(CANDS[:1], [refs])
