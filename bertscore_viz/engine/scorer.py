@@ -281,9 +281,9 @@ class Scorer:
 
     def explanation_idf(self, references: Sequence[str]) -> tuple[IdfWeights, str]:
         """The idf :meth:`explain` uses, and where it comes from: the fixed ``idf_weights`` or ``idf_sentences``;
-        else that of the references of this scorer's last :meth:`score`, :meth:`match` or :meth:`result` call (so that explaining
-        one of its pairs gives that call's row); else that of ``references`` alone (degenerate for one reference:
-        every one of its tokens occurs in every reference, so each weighs 0)."""
+        else that of the references of this scorer's last :meth:`score`, :meth:`match` or :meth:`result` call (so
+        that explaining one of its pairs gives that call's row); else that of ``references`` alone (degenerate for
+        one reference: every one of its tokens occurs in every reference, so each weighs 0)."""
         if self._fixed_idf is not None or self.idf_sentences is not None:
             return self.idf_weights(references), "fixed"
         if self._last_idf is not None:
