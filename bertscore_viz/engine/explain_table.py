@@ -14,7 +14,8 @@ import pandas as pd
 
 from bertscore_viz.engine.results import PairExplanation, TokenSide
 
-__all__ = ["SIDES", "TOKEN_COLUMNS", "WORD_COLUMNS", "token_table", "word_table", "scores_table", "explanation_dict"]
+__all__ = ["READING_COLUMNS", "SIDES", "TOKEN_COLUMNS", "WORD_COLUMNS", "explanation_dict", "match_label",
+           "reading_table", "scores_table", "token_table", "word_table"]
 
 SIDES = ("candidate", "reference")
 #: Columns of :func:`token_table`.
@@ -22,6 +23,10 @@ TOKEN_COLUMNS = ["side", "position", "token", "display", "word", "special", "idf
                  "best match", "best match position", "best match is special", "similarity", "contribution"]
 #: Columns of :func:`word_table`.
 WORD_COLUMNS = ["side", "word", "pieces", "positions", "idf weight", "best match", "similarity", "contribution"]
+#: Columns of :func:`reading_table` (the app's token table), by token and with word pieces merged.
+READING_COLUMNS = {False: ["position", "display", "token", "idf weight", "normalized weight", "best match",
+                           "similarity", "contribution"],
+                   True: ["word", "pieces", "idf weight", "best match", "similarity", "contribution"]}
 
 
 def _sides(pair: PairExplanation, side: str):
@@ -99,6 +104,30 @@ def word_table(pair: PairExplanation, side: str = "candidate") -> pd.DataFrame:
                      "idf weight": float(this.weights[pos].sum()), "best match": " | ".join(matches),
                      "similarity": sim, "contribution": float(np.sum(np.asarray(contrib)[pos]))})
     return pd.DataFrame(rows, columns=WORD_COLUMNS)
+
+
+def match_label(label: str, position: int) -> str:
+    """``"cat (#3)"``: a best match as the app's table shows it, the token and its position on the other side (from
+    0, CLS included: the CSV's ``best match position``)."""
+    return f"{label} (#{int(position)})"
+
+
+def reading_table(pair: PairExplanation, side: str = "candidate", show_special: bool = False,
+                  merge_words: bool = False) -> pd.DataFrame:
+    """The token table as the app shows it: :data:`READING_COLUMNS`, the best match as ``token (#position)``
+    (:func:`match_label`; with ``merge_words`` each distinct match of the word's pieces, ``" | "``-separated).
+    Contributions are those of :func:`token_table` / :func:`word_table`: they add up to the raw P or R."""
+    if merge_words:
+        frame = word_table(pair, side)
+        _, other, best_idx, _, _ = _sides(pair, side)
+        frame["best match"] = [
+            " | ".join(dict.fromkeys(match_label(_label(other, int(best_idx[int(p)])), int(best_idx[int(p)]))
+                                     for p in positions.split(",")))
+            for positions in frame["positions"]]
+    else:
+        frame = token_table(pair, side, show_special=show_special)
+        frame["best match"] = [match_label(m, q) for m, q in zip(frame["best match"], frame["best match position"])]
+    return frame[READING_COLUMNS[bool(merge_words)]].reset_index(drop=True)
 
 
 def scores_table(explanation) -> pd.DataFrame:

@@ -51,12 +51,12 @@ from bertscore_viz.rescaling.baseline_compute import (
 from bertscore_viz.versions import __version__, package_version
 
 __all__ = [
-    "BAND_LEVELS", "BAND_NAMES", "FORMAT", "RANDOM_LEVELS", "WMT16_EXAMPLE", "Calibration", "CalibrationReading",
-    "HumanBand", "PairCollector", "add_human_bands", "calibration_path_for", "compute_baseline_and_calibration",
-    "find_calibration", "human_bands", "interpolate_percentile", "missing_calibration_hint",
-    "missing_calibration_message", "percentile_random", "quantile_grid", "random_pair_calibration",
-    "read_calibration", "read_rated_example", "register_calibration", "require_calibration", "score_all_layers",
-    "shipped_calibration_path", "write_calibration",
+    "BAND_LEVELS", "BAND_NAMES", "FORMAT", "LENGTH_MARGIN", "RANDOM_LEVELS", "WMT16_EXAMPLE", "Calibration",
+    "CalibrationReading", "HumanBand", "PairCollector", "add_human_bands", "calibration_applies",
+    "calibration_path_for", "compute_baseline_and_calibration", "find_calibration", "human_bands",
+    "interpolate_percentile", "missing_calibration_hint", "missing_calibration_message", "percentile_random",
+    "quantile_grid", "random_pair_calibration", "read_calibration", "read_rated_example", "register_calibration",
+    "require_calibration", "score_all_layers", "shipped_calibration_path", "write_calibration",
 ]
 
 FORMAT = "bertscore-viz-calibration/1"
@@ -343,6 +343,15 @@ class Calibration:
             _damaged(source, f"an unexpected layout ({type(exc).__name__}: {shorten(str(exc))})")
 
 
+LENGTH_MARGIN = 1.5  #: widens a calibration's 5th-95th percentile of reference words (6-40: texts of 4-60 placed)
+
+
+def calibration_applies(words: float, low: float, high: float, margin: float = LENGTH_MARGIN) -> bool:
+    """Whether texts of ``words`` words (a pair's mean, a dataset's median) can be placed on a calibration whose
+    data's references have ``low``-``high`` words (5th-95th percentile): ``low / margin <= words <= high * margin``."""
+    return low / margin <= float(words) <= high * margin
+
+
 # --- files and lookup -------------------------------------------------------------------------------------------
 def shipped_calibration_path(lang: str, model: str) -> Path:
     """``baselines/<lang>/<model>.calibration.json`` inside the package."""
@@ -361,11 +370,7 @@ def write_calibration(calibration: Calibration, path: str | Path) -> Path:
 
 
 def read_calibration(path: str | Path) -> Calibration:
-    """Read a calibration file (cached by path, size and modification time).
-
-    Raises:
-        BaselineError: missing, unreadable, not JSON, or not a calibration.
-    """
+    """Read a calibration file (cached by path, size and mtime); BaselineError if missing, unreadable or not one."""
     path = Path(path)
     try:
         st = path.stat()
@@ -428,11 +433,8 @@ def require_calibration(model_name: str, lang: str, idf: bool = False) -> Calibr
 
 def percentile_random(result, calibration: Calibration, which: str = "f1") -> np.ndarray:
     """Each pair's percentile (0..100) among random pairs from a ScoreResult's raw scores (``score --json
-    --calibrate``'s ``percentile_random``): ``(n,)`` float64.
-
-    Raises:
-        BaselineError: the result's model or idf setting is not the calibration's, or its layer is not covered.
-    """
+    --calibrate``'s ``percentile_random``): ``(n,)`` float64. BaselineError when the result's model or idf setting
+    is not the calibration's, or its layer is not covered."""
     sig = result.signature
     if sig.model != calibration.model or bool(sig.idf) != calibration.idf:
         raise BaselineError(f"The scores are from {sig.model} (idf {sig.idf}), the calibration from "

@@ -1,7 +1,8 @@
 """What every figure of a pair shares: the tokens an axis shows and their labels (word pieces merged or not,
 special tokens shown or not, a region of a long pair), the value of each cell (cosine, or rescaled with the F
 baseline), block maxima for the overview of a long pair, and the layout of the alignment view (each sentence
-wrapped onto lines of a given width, every token placed so that no two labels overlap)."""
+wrapped onto lines of a given width, every token placed so that no two labels overlap; the bands of the interactive
+figure) and the colours of its links (pale ones darkened to stay visible on white, in both kinds of figure)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,11 @@ import numpy as np
 from bertscore_viz.engine.results import PairExplanation, TokenSide
 from bertscore_viz.errors import InputError
 
-__all__ = ["Axis", "AlignmentLayout", "SideLayout", "WINDOW_COLOR", "WINDOW_LINE", "WINDOW_RGB", "alignment_layout",
-           "alignment_nodes", "axis_for", "block_max", "cell_values", "esc", "node_labels", "score_text",
-           "shown_positions", "token_label", "window_cut_cells", "window_lines", "wrap_units"]
+__all__ = ["Axis", "AlignmentLayout", "BAND_GAP", "LABEL_PX", "LINK_MAX_LUMINANCE", "LINK_MIN_WIDTH", "LINK_PX",
+           "PANEL_HEAD", "SideLayout", "WINDOW_COLOR", "WINDOW_LINE", "WINDOW_RGB", "alignment_bands",
+           "alignment_layout", "alignment_nodes", "axis_for", "block_max", "cell_values", "esc", "link_colour",
+           "link_rgb", "node_labels", "score_text", "shown_positions", "token_label", "window_cut_cells",
+           "window_lines", "wrap_units"]
 
 
 def esc(text: str) -> str:
@@ -324,3 +327,45 @@ def alignment_layout(pair: PairExplanation, show_special: bool = False, merge_wo
             break
         n_lines += 1
     return AlignmentLayout(sides[0][0], sides[1][0], n_lines, max(widest, 1.0))
+
+
+# --- the alignment view's bands and links ------------------------------------------------------------------------
+#: Vertical layout of the alignment figure, in pixels: a panel's heading, a label's line, the links between the
+#: candidate row and the reference row of a band, the space between bands.
+PANEL_HEAD, LABEL_PX, LINK_PX, BAND_GAP = 36, 20, 66, 22
+#: The alignment's links are never lighter than this relative luminance (WCAG 2): a contrast of at least 3:1
+#: against the white background (1.05 / (0.30 + 0.05)), WCAG's minimum for graphics. The palette's pale middle
+#: (yellow, a mid-range similarity) is darkened to it, its hue kept; darker colours are drawn as they are.
+LINK_MAX_LUMINANCE = 0.30
+#: The alignment figure's thinnest link, in pixels (solid and dotted alike).
+LINK_MIN_WIDTH = 2.0
+
+
+def alignment_bands(n_lines: int) -> tuple[int, dict]:
+    """The height in pixels of the alignment figure's plot with ``n_lines`` bands in each of its two panels
+    (precision ``"P"`` above recall ``"R"``), and where their rows are: ``rows[letter]`` has the y (pixels from the
+    bottom) of the candidate row (``cand``) and of the reference row (``ref``) of every band, and of the panel's
+    heading (``head``)."""
+    band = 2 * LABEL_PX + LINK_PX + BAND_GAP
+    height = 2 * (PANEL_HEAD + n_lines * band)
+    rows = {}
+    for k, letter in enumerate(("P", "R")):
+        top = height - k * (PANEL_HEAD + n_lines * band) - PANEL_HEAD
+        cand = [top - b * band - LABEL_PX for b in range(n_lines)]
+        rows[letter] = {"cand": cand, "ref": [y - LINK_PX for y in cand], "head": top + PANEL_HEAD / 2}
+    return height, rows
+
+
+def link_rgb(rgb) -> tuple[float, float, float]:
+    """An sRGB colour (floats in 0..1) as a link is drawn: darkened in linear light, hue kept, to a relative luminance
+    (WCAG 2) of at most :data:`LINK_MAX_LUMINANCE`; darker colours unchanged. The interactive alignment
+    (:func:`link_colour`) and the static image use it alike."""
+    lin = [(c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4) for c in (float(x) for x in rgb[:3])]
+    k = min(1.0, LINK_MAX_LUMINANCE / max(1e-12, 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]))
+    return tuple(12.92 * c * k if c * k <= 0.0031308 else 1.055 * (c * k) ** (1 / 2.4) - 0.055 for c in lin)
+
+
+def link_colour(colour: str) -> str:
+    """A Plotly ``rgb(r, g, b)`` colour darkened by :func:`link_rgb` (rounded down: never lighter)."""
+    r, g, b = link_rgb([float(v) / 255 for v in colour[colour.index("(") + 1:colour.index(")")].split(",")[:3]])
+    return f"rgb({int(r * 255)}, {int(g * 255)}, {int(b * 255)})"

@@ -8,11 +8,13 @@ greedy maximum (the candidate token's best match, precision side) and each colum
 best match, recall side) are marked, and the hover gives both tokens, the similarity, the idf weights and
 whether the cell is a row or column maximum.
 
-The whole pair is drawn: the figure grows with the pair (cells of at least 16 px, labels of 12 px; the page
-scrolls) and is never cropped. A pair longer than :data:`WHOLE_TOKENS` a side opens on :func:`overview_figure`
-(each cell the maximum over a block of tokens, window boundaries marked), and any region of it is drawn at full
-resolution by ``heatmap_figure(pair, rows=(a, b), cols=(c, d))``. The alignment wraps each sentence onto lines
-of the figure's width (:func:`bertscore_viz.figures.cells.alignment_layout`): every token and every line in view.
+The whole pair is drawn, never cropped: cells of at least 16 px, labels of 12 px. Given the width of its column
+(``max_width``) the heatmap fits it, its cells shrinking down to 16 px; a pair too wide for that
+(:func:`heatmap_fits`) or longer than :data:`WHOLE_TOKENS` a side opens on :func:`overview_figure` (each cell the
+maximum over a block of tokens, window boundaries marked), and any region of it is drawn at full resolution by
+``heatmap_figure(pair, rows=(a, b), cols=(c, d))``. Without a width (the downloads) the heatmap takes its natural
+size. The alignment wraps each sentence onto lines of the figure's width
+(:func:`bertscore_viz.figures.cells.alignment_layout`): every token and every line in view.
 
 Text typed by users ends up in labels: it is HTML-escaped (Plotly reads ``<b>``, ``<a>``, ``<br>`` in labels),
 and figures should be shown with :data:`PLOTLY_CONFIG` (``typesetMath: False``), so ``$x$`` is not LaTeX.
@@ -28,11 +30,14 @@ from plotly.colors import sample_colorscale
 
 from bertscore_viz.engine.results import PairExplanation
 from bertscore_viz.figures.cells import (
+    LINK_MIN_WIDTH,
+    alignment_bands,
     alignment_layout,
     axis_for,
     block_max,
     cell_values,
     esc,
+    link_colour,
     score_text,
     shown_positions,
     token_label,
@@ -43,7 +48,8 @@ from bertscore_viz.figures.cells import (
 __all__ = ["ALIGN_SCALE", "ALIGN_WIDTH", "CHAR_PX", "COLORSCALE", "COL_MAX_COLOR", "COMPACT_HOVER_CELLS",
            "LABEL_CHARS", "MIN_CELL_PX", "MINIMAL_HOVER_CELLS", "MINIMAL_HOVER_NOTE", "OVERVIEW_CELLS", "PLOTLY_CONFIG",
            "ROW_MAX_COLOR", "WHOLE_TOKENS", "alignment_figure", "cell_px", "esc", "figure_height", "figure_html",
-           "heatmap_figure", "heatmap_size", "label_extent", "needs_overview", "overview_figure", "x_angle"]
+           "fit_columns", "heatmap_figure", "heatmap_fits", "heatmap_size", "label_extent", "longest_labels",
+           "needs_overview", "overview_figure", "x_angle"]
 
 #: Plotly config for showing these figures: text is never typeset as math; PNG export at 2x.
 PLOTLY_CONFIG = {"typesetMath": False, "displaylogo": False,
@@ -98,26 +104,57 @@ def label_extent(n_chars: int, angle: float = 0.0) -> int:
     return int(np.ceil(n * CHAR_PX * np.sin(a) + 14 * np.cos(a))) if angle else int(np.ceil(n * CHAR_PX))
 
 
+def _margins(longest_row_label: int) -> tuple[int, int, int]:
+    """``(left, right, bottom)`` of a heatmap: the row labels; the colour bar; the legend."""
+    return 34 + label_extent(longest_row_label) + 8, 130, 76
+
+
 def heatmap_size(n_rows: int, n_cols: int, longest_row_label: int = 8, longest_col_label: int = 8,
                  max_width: int | None = None) -> dict:
-    """Pixel layout of a heatmap: square cells, margins sized for the labels. The figure grows with the pair
-    (128 tokens a side: about 2,400 x 2,300 px, that the page scrolls) instead of squeezing the cells below 16 px.
+    """Pixel layout of a heatmap: square cells, margins sized for the labels and the colour bar.
 
     Args:
         n_rows, n_cols: cells; longest_row_label, longest_col_label: characters of the longest tick labels.
-        max_width: cells shrink (down to 16 px) so that the figure fits this width; None = :func:`cell_px`.
+        max_width: the width of the column the figure is drawn in: cells shrink so that the figure fits it, down to
+            :data:`MIN_CELL_PX` (a pair wider than that does not fit: :func:`heatmap_fits` is False, and the page
+            opens it on the overview); the figure is never wider than ``max_width`` for its margins' sake. None =
+            :func:`cell_px` of the pair's length (the downloads: the whole matrix at its natural size).
 
     Returns:
         dict with ``width``, ``height``, ``cell``, ``top``, ``left``, ``bottom``, ``right``.
     """
-    left = 34 + label_extent(longest_row_label) + 8
-    bottom, right = 76, 130  # legend; colour bar
+    left, right, bottom = _margins(longest_row_label)
     cell = cell_px(max(n_rows, n_cols))
-    if max_width is not None and n_cols:
-        cell = max(min(cell, (int(max_width) - left - right) // n_cols), MIN_CELL_PX)
+    smallest = 560
+    if max_width is not None:
+        smallest = min(smallest, int(max_width))
+        if n_cols:
+            cell = max(min(cell, (int(max_width) - left - right) // n_cols), MIN_CELL_PX)
     top = 74 + label_extent(longest_col_label, x_angle(cell)) + 8  # title, axis title, labels
     return {"cell": cell, "top": top, "left": left, "bottom": bottom, "right": right,
-            "width": max(560, left + right + cell * n_cols), "height": top + bottom + max(cell * n_rows, 150)}
+            "width": max(smallest, left + right + cell * n_cols), "height": top + bottom + max(cell * n_rows, 150)}
+
+
+def fit_columns(max_width: int, longest_row_label: int = 8) -> int:
+    """The most reference tokens (columns) a heatmap of :data:`MIN_CELL_PX` cells can show within ``max_width``
+    pixels, its row labels and colour bar included (at least 1)."""
+    left, right, _ = _margins(longest_row_label)
+    return max(1, (int(max_width) - left - right) // MIN_CELL_PX)
+
+
+def heatmap_fits(n_cols: int, longest_row_label: int, max_width: int | None) -> bool:
+    """Whether the heatmap of ``n_cols`` columns fits ``max_width`` pixels with cells of :data:`MIN_CELL_PX` or
+    more (always, for no width)."""
+    return max_width is None or n_cols <= fit_columns(max_width, longest_row_label)
+
+
+def longest_labels(pair: PairExplanation, show_special: bool = False, merge_words: bool = False,
+                   rows: tuple[int, int] | None = None, cols: tuple[int, int] | None = None) -> tuple[int, int]:
+    """Characters of the longest row (candidate) and column (reference) tick label, as :func:`heatmap_figure`
+    labels them (at most :data:`LABEL_CHARS`)."""
+    ya, xa = axis_for(pair.cand, show_special, merge_words, rows), axis_for(pair.ref, show_special, merge_words, cols)
+    return (min(LABEL_CHARS, max((len(html.unescape(t)) for t in ya.ticktext), default=1)),
+            min(LABEL_CHARS, max((len(html.unescape(t)) for t in xa.ticktext), default=1)))
 
 
 def figure_height(n_rows: int, n_cols: int | None = None) -> int:
@@ -125,10 +162,15 @@ def figure_height(n_rows: int, n_cols: int | None = None) -> int:
     return heatmap_size(n_rows, n_rows if n_cols is None else n_cols)["height"]
 
 
-def needs_overview(pair: PairExplanation, show_special: bool = False, whole_tokens: int = WHOLE_TOKENS) -> bool:
-    """Whether the page opens this pair on the overview (more than ``whole_tokens`` tokens a side)."""
-    return max(len(shown_positions(pair.cand, show_special)), len(shown_positions(pair.ref, show_special))) \
-        > whole_tokens
+def needs_overview(pair: PairExplanation, show_special: bool = False, whole_tokens: int = WHOLE_TOKENS,
+                   max_width: int | None = None, merge_words: bool = False) -> bool:
+    """Whether the page opens this pair on the overview: more than ``whole_tokens`` tokens a side, or (with
+    ``max_width``, the width of the column the heatmap is drawn in) more reference tokens than fit that width at
+    :data:`MIN_CELL_PX` cells (:func:`heatmap_fits`): a figure is never wider than its column."""
+    n_cols = len(shown_positions(pair.ref, show_special))
+    if max(len(shown_positions(pair.cand, show_special)), n_cols) > whole_tokens:
+        return True
+    return not heatmap_fits(n_cols, longest_labels(pair, show_special, merge_words)[0], max_width)
 
 
 def _short(label: str) -> str:
@@ -309,11 +351,12 @@ def _number_ticks(n: int) -> tuple[list[int], list[str]]:
 
 def overview_figure(pair: PairExplanation, show_special: bool = False, rescaled: bool | None = None,
                     region: tuple[tuple[int, int], tuple[int, int]] | None = None, title: str | None = None,
-                    blocks: int = OVERVIEW_CELLS):
+                    blocks: int = OVERVIEW_CELLS, max_width: int | None = None):
     """The whole matrix of a long pair at a glance: each cell the **maximum** similarity over a block of
     ``b x b`` tokens (``b`` the smallest that gives at most ``blocks`` cells a side), so that strong matches stay
     visible; window boundaries dashed; ``region`` (rows, columns as ``(start, stop)`` over the shown tokens)
-    outlined. Axes are token numbers (from 1), in the coordinates of :func:`heatmap_figure`.
+    outlined. Axes are token numbers (from 1), in the coordinates of :func:`heatmap_figure`. ``max_width``: the
+    width of the column it is drawn in; its cells shrink to fit it (down to 3 px: 128 blocks need 584 px).
 
     Returns:
         ``plotly.graph_objects.Figure``; ``fig.layout.meta``: ``overview`` True, ``block``, ``aggregate``
@@ -328,9 +371,12 @@ def overview_figure(pair: PairExplanation, show_special: bool = False, rescaled:
     r0, c0 = np.arange(z.shape[0]) * block, np.arange(z.shape[1]) * block
     r1, c1 = np.minimum(r0 + block, n_r), np.minimum(c0 + block, n_c)
     custom = np.stack(np.broadcast_arrays(r0[:, None] + 1, r1[:, None], c0[None, :] + 1, c1[None, :]), axis=-1)
-    px = max(3, min(16, OVERVIEW_PX // max(1, *z.shape)))
-    sim_name = "rescaled similarity" if b_f is not None else "cosine similarity"
     top, left, bottom, right = 96, 70, 76, 130
+    px = min(16, OVERVIEW_PX // max(1, *z.shape))
+    if max_width is not None:
+        px = min(px, (int(max_width) - left - right) // max(1, z.shape[1]))
+    px = max(3, px)
+    sim_name = "rescaled similarity" if b_f is not None else "cosine similarity"
     plot_w, plot_h = px * z.shape[1], px * z.shape[0]
     data = [dict(type="heatmap", z=z, x0=(block - 1) / 2, dx=block, y0=(block - 1) / 2, dy=block, customdata=custom,
                  hovertemplate=("candidate tokens %{customdata[0]}–%{customdata[1]} · reference tokens "
@@ -351,7 +397,8 @@ def overview_figure(pair: PairExplanation, show_special: bool = False, rescaled:
                                               "tokens"),
                    x=0, xanchor="left", xref="paper", y=1, yref="container", yanchor="top", pad=dict(t=12),
                    font=dict(size=14)),
-        shapes=shapes, width=max(560, left + right + plot_w), height=top + bottom + max(plot_h, 150),
+        shapes=shapes, width=max(560 if max_width is None else min(560, int(max_width)), left + right + plot_w),
+        height=top + bottom + max(plot_h, 150),
         plot_bgcolor="white", margin=dict(t=top, b=bottom, l=left, r=right, autoexpand=False),
         legend=dict(orientation="h", x=0, y=0, yref="container", yanchor="bottom", font=dict(size=11)),
         meta={"overview": True, "block": block, "aggregate": "max", "shape": [n_r, n_c], "window": [n_r, n_c],
@@ -364,9 +411,6 @@ def overview_figure(pair: PairExplanation, show_special: bool = False, rescaled:
 
 
 # --- the alignment -------------------------------------------------------------------------------------------------
-#: Vertical layout of the alignment, in pixels: a panel's heading, a label's line, the links between the
-#: candidate row and the reference row of a band, the space between bands.
-PANEL_HEAD, LABEL_PX, LINK_PX, BAND_GAP = 36, 20, 66, 22
 ALIGN_MARGIN = dict(t=8, b=8, l=84, r=120)
 
 
@@ -387,19 +431,10 @@ def _weak(side, pos: np.ndarray, best: np.ndarray) -> np.ndarray:
     return out
 
 
-def _band_rows(n_lines: int, height: float) -> dict:
-    """y (pixels from the bottom) of the candidate and reference row of every band, in both panels."""
-    band = 2 * LABEL_PX + LINK_PX + BAND_GAP
-    rows = {}
-    for k, letter in enumerate(("P", "R")):
-        top = height - k * (PANEL_HEAD + n_lines * band) - PANEL_HEAD
-        cand = [top - b * band - LABEL_PX for b in range(n_lines)]
-        rows[letter] = {"cand": cand, "ref": [y - LINK_PX for y in cand], "head": top + PANEL_HEAD / 2}
-    return rows
-
-
 def _link_traces(letter: str, edges: list, values: list, colour, lo: float, hi: float, n_bins: int) -> list[dict]:
-    """One trace per similarity bin and kind of line (within a band: solid; to another band: dotted)."""
+    """One trace per similarity bin and kind of line (within a band: solid; to another band: dotted), each at
+    least :data:`~bertscore_viz.figures.cells.LINK_MIN_WIDTH` px wide, opaque, in its bin's colour darkened by
+    :func:`~bertscore_viz.figures.cells.link_colour`."""
     bins = np.linspace(lo, hi, n_bins + 1)
     which = np.clip(np.searchsorted(bins, values, side="right") - 1, 0, n_bins - 1)
     traces = []
@@ -412,9 +447,10 @@ def _link_traces(letter: str, edges: list, values: list, colour, lo: float, hi: 
                     ys += [y0, y1, None]
             if xs:
                 traces.append(dict(type="scatter", x=xs, y=ys, mode="lines", hoverinfo="skip", showlegend=False,
-                                   name=f"{letter} links", line=dict(color=colour((bins[b] + bins[b + 1]) / 2),
-                                                                     width=1.4 if cross else 2,
-                                                                     dash="dot" if cross else "solid")))
+                                   name=f"{letter} links", opacity=1.0,
+                                   line=dict(color=link_colour(colour((bins[b] + bins[b + 1]) / 2)),
+                                             width=LINK_MIN_WIDTH if cross else LINK_MIN_WIDTH + 0.5,
+                                             dash="dot" if cross else "solid")))
     return traces
 
 
@@ -501,9 +537,7 @@ def alignment_figure(pair: PairExplanation, show_special: bool = False, merge_wo
     def colour(v: float) -> str:
         return pal[int(round(min(1.0, max(0.0, (v - lo) / (hi - lo))) * (len(pal) - 1)))]
 
-    band = 2 * LABEL_PX + LINK_PX + BAND_GAP
-    height = 2 * (PANEL_HEAD + lay.n_lines * band)
-    rows = _band_rows(lay.n_lines, height)
+    height, rows = alignment_bands(lay.n_lines)
     weak = {"P": _weak(pair.cand, lay.cand.nodes, best["P"]), "R": _weak(pair.ref, lay.ref.nodes, best["R"])}
     sim_name = "rescaled similarity" if b_f is not None else "cosine"
     traces, annotations = [], []

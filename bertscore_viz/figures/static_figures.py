@@ -37,16 +37,20 @@ from bertscore_viz.figures.cells import (
     alignment_layout,
     axis_for,
     cell_values,
+    link_rgb,
     score_text,
     shown_positions,
     window_cut_cells,
 )
 from bertscore_viz.figures.plots import ALIGN_SCALE, COL_MAX_COLOR, ROW_MAX_COLOR
 
-__all__ = ["ALIGN_FONT", "FORMATS", "FigureTooLarge", "MAX_INCHES", "MAX_TICK_LABELS", "MAX_TOKENS", "PNG_DPI",
-           "alignment_image", "cell_inches", "choose_fonts", "heatmap_image", "refusal"]
+__all__ = ["ALIGN_FONT", "FORMATS", "FigureTooLarge", "LINK_MIN_POINTS", "MAX_INCHES", "MAX_TICK_LABELS", "MAX_TOKENS",
+           "PNG_DPI", "alignment_image", "cell_inches", "choose_fonts", "heatmap_image", "refusal"]
 
 FORMATS = ("png", "svg", "pdf")
+#: The alignment image's thinnest link, in points, however small its font gets (a line of 0.5 pt at 0.7 alpha in a
+#: pale colour was hard to see).
+LINK_MIN_POINTS = 1.0
 #: Resolution of PNG output (dots per inch).
 PNG_DPI = 150
 #: Largest side of a figure, in inches (at :data:`PNG_DPI`, 4,050 pixels): a pair of the model's maximum length
@@ -425,11 +429,11 @@ def alignment_image(pair: PairExplanation, fmt: str = "png", show_special: bool 
              if i in at_c and int(j) in at_r and not pair.cand.special[i]]
     dashed = [(at_c[int(i)], at_r[j], sims[int(i), j]) for j, i in enumerate(pair.ref_best_index)
               if j in at_r and int(i) in at_c and not pair.ref.special[j]]
-    for lines, lw, ls, alpha in ((solid, 1.2, "solid", 0.9), (dashed, 0.8, "dashed", 0.7)):
-        if lines:  # one collection per kind, not one artist per line
-            ax.add_collection(LineCollection([(a, b) for a, b, _ in lines], linestyles=ls, alpha=alpha,
-                                             colors=[cmap((v - lo) / span) for *_, v in lines],
-                                             linewidths=lw * min(1.0, size / ALIGN_FONT)))
+    for lines, lw, ls in ((solid, 1.2, "solid"), (dashed, 1.0, "dashed")):
+        if lines:  # one collection per kind, not one artist per line; opaque, pale colours darkened (link_rgb)
+            ax.add_collection(LineCollection([(a, b) for a, b, _ in lines], linestyles=ls, alpha=1.0,
+                                             colors=[link_rgb(cmap((v - lo) / span)) for *_, v in lines],
+                                             linewidths=max(LINK_MIN_POINTS, lw * min(1.0, size / ALIGN_FONT))))
     for side, at, va, dy in ((lay.cand, at_c, "bottom", 0.3 * size), (lay.ref, at_r, "top", -0.3 * size)):
         specials = pair.cand.special if side is lay.cand else pair.ref.special
         for p, text in zip(side.nodes.tolist(), side.labels):

@@ -352,19 +352,30 @@ def _real(side) -> list[str]:
     return [side.display[i] for i in np.flatnonzero(~side.special)]
 
 
-def test_a_128_token_pair_is_drawn_whole_on_inspect(engine):
+def _fit(ex) -> int:
+    """The reference tokens a 16 px heatmap shows within the page's column (issue 40: never wider than it)."""
+    from bertscore_viz.figures import plots
+
+    return plots.fit_columns(MAX_WIDTH, plots.longest_labels(ex)[0])
+
+
+def test_a_128_token_pair_opens_on_the_overview_fitted_to_the_column(engine):
+    """Drawn whole at 16 px, 128 reference tokens were 2,000+ px in a 940 px column (the colour bar and half the
+    reference hidden, issue 40): the pair opens on the overview, and the region below it is as wide as fits."""
     cand, ref = _long_pair(engine, 128)
     ex = engine.explain(cand, ref)
     at = type_pair(run_page(Settings()), cand, ref)
     assert not at.exception
-    heat = _spec(at, "inspect_heatmap")
-    assert heat["layout"]["yaxis"]["ticktext"] == _real(ex.cand)
-    assert heat["layout"]["xaxis"]["ticktext"] == _real(ex.ref)
-    assert heat["layout"]["meta"]["shape"] == [128, 128] and not heat["layout"]["meta"]["windowed"]
+    overview = _spec(at, "inspect_heatmap")["layout"]
+    assert overview["meta"]["overview"] and overview["meta"]["shape"] == [128, 128]
+    assert overview["width"] <= MAX_WIDTH
+    assert any("too large to draw whole in this column" in c.value for c in at.caption)
+    region = _spec(at, "inspect_region")["layout"]
+    fit = _fit(ex)
+    assert 20 < fit < 128 and region["meta"]["region"] == {"rows": [0, 128], "cols": [0, fit]}
+    assert region["yaxis"]["ticktext"] == _real(ex.cand) and region["xaxis"]["ticktext"] == _real(ex.ref)[:fit]
+    assert region["width"] <= MAX_WIDTH
     assert not any("showing the first" in c.value for c in at.caption)
-    # drawn at its own size in a box that scrolls, never fitted to the column
-    width = heat["layout"]["width"]
-    assert width > 2000 and f".st-key-inspect_heatmap_fig{{width:{width}px !important" in _styles(at)
     at.session_state["inspect_view"] = "Alignment"
     at.run()
     align = _spec(at, "inspect_alignment")
@@ -381,20 +392,21 @@ def test_a_long_pair_opens_on_the_overview_and_any_region_is_drawn_whole(engine)
     assert not at.exception
     overview = _spec(at, "inspect_heatmap")["layout"]
     assert overview["meta"]["overview"] and overview["meta"]["shape"] == [300, 300]
-    assert any(c.value.startswith("Long pair (300 × 300 tokens): the whole matrix") for c in at.caption)
+    assert any(c.value.startswith("A pair of 300 × 300 tokens is too large") for c in at.caption)
+    fit = _fit(ex)
     region = _spec(at, "inspect_region")["layout"]
-    assert region["meta"]["region"] == {"rows": [0, 128], "cols": [0, 128]}
+    assert region["meta"]["region"] == {"rows": [0, 128], "cols": [0, fit]}
     assert region["yaxis"]["ticktext"] == _real(ex.cand)[:128]
     at.slider(key="inspect_zoom_rows").set_value((151, 260)).run()
     at.slider(key="inspect_zoom_cols").set_value((1, 300)).run()  # wider than drawn at full resolution
     assert not at.exception
     region = _spec(at, "inspect_region")["layout"]
-    assert region["meta"]["region"] == {"rows": [150, 260], "cols": [0, 200]}
+    assert region["meta"]["region"] == {"rows": [150, 260], "cols": [0, fit]}
     assert region["yaxis"]["ticktext"] == _real(ex.cand)[150:260]
-    assert region["xaxis"]["ticktext"] == _real(ex.ref)[:200]
-    assert any("at most 200 a side" in c.value for c in at.caption)
+    assert region["xaxis"]["ticktext"] == _real(ex.ref)[:fit]
+    assert any(f"at most {fit} at full resolution" in c.value for c in at.caption)
     rect = next(sh for sh in _spec(at, "inspect_heatmap")["layout"]["shapes"] if sh["type"] == "rect")
-    assert (rect["y0"], rect["y1"], rect["x0"], rect["x1"]) == (149.5, 259.5, -0.5, 199.5)
+    assert (rect["y0"], rect["y1"], rect["x0"], rect["x1"]) == (149.5, 259.5, -0.5, fit - 0.5)
 
 
 def test_the_figure_settings_of_the_deployment_take_effect(engine, monkeypatch):

@@ -1,8 +1,10 @@
-"""The whole pair at a glance (issue 30) in a real server and Chromium: a 128 x 128-token pair of newstest sentences
-and a 44 x 40-token summary pair are drawn whole on Inspect and in Compare's drill-down (A and B stacked when they
-would not fit side by side): every token of both sides is a label of the drawn figure, inside the figure and
-outside its plot area, the figure at its own size (not squeezed into the column); in the alignment every token
-label is drawn inside the figure and every line within its axes. Screenshots go to docs/images/."""
+"""The whole pair at a glance (issues 30 and 40) in a real server and Chromium, on Inspect and in Compare's
+drill-down (A above B when a heatmap would not fit half the page). A heatmap is never wider than its column: a
+44 x 40-token summary pair fits it and is drawn whole; a 128 x 128-token pair of newstest sentences does not fit it
+at 16 px cells and opens on the overview of its matrix (fitted to the column), with the region below it drawn at
+full resolution (every candidate token, as many reference tokens as fit). Every token of a drawn heatmap is a
+label, inside the figure and outside its plot area, the figure at its own size (not squeezed); in the alignment
+every token label is drawn inside the figure and every line within its axes. Screenshots go to docs/images/."""
 
 from __future__ import annotations
 
@@ -14,11 +16,14 @@ import numpy as np
 from playwright.sync_api import expect
 
 from bertscore_viz import Scorer
+from bertscore_viz.app.ui.explain_view import MAX_WIDTH, REGION_TOKENS
+from bertscore_viz.figures import plots
 from tests.conftest import DATA
 
 from .conftest import ARTIFACTS, fill, screenshot
 
-#: docs/BOUNDARIES.md: the whole heatmap of a pair up to 128 x 128 is drawn within this many seconds of its scores.
+#: docs/BOUNDARIES.md: the heatmap of a pair up to 128 x 128 (whole, or its overview and region) is drawn within
+#: this many seconds of its scores.
 DRAWN_WITHIN_S = 10.0
 #: A two-sentence summary pair of 44 x 40 tokens with the bundled tokenizer, and a looser summary (42 tokens).
 SUMMARY_REF = ("The city council approved a new budget on Tuesday that raises spending on public transport and "
@@ -39,6 +44,7 @@ READ_FIGURE = """(gd) => {
   const scroller = gd.closest('[class*="_box"]');
   const fl = gd._fullLayout;
   return {svg: [svg.width, svg.height], layout: [gd.layout.width, gd.layout.height],
+          overview: !!(gd.layout.meta && gd.layout.meta.overview),
           plot: [fl._size.l, fl._size.t, fl._size.w, fl._size.h],
           scroll: scroller ? [scroller.scrollWidth, scroller.clientWidth] : null,
           xrange: fl.xaxis.range, yrange: fl.yaxis.range,
@@ -86,22 +92,47 @@ def _read(page, key: str) -> dict:
     return gd.evaluate(READ_FIGURE)
 
 
-def _check_heatmap(page, key: str, pair) -> dict:
-    """Every token of both sides labels the heatmap, each label inside the figure and beside the plot area."""
-    cand, ref = _real(pair.cand), _real(pair.ref)
-    expect(page.locator(f".st-key-{key}_fig .xtick text")).to_have_count(len(ref), timeout=120_000)
-    fig = _read(page, key)
-    assert [t[0] for t in fig["y"]] == cand and [t[0] for t in fig["x"]] == ref
+def _fits_its_column(fig: dict) -> None:
+    """Drawn at its own size (not squeezed), no wider than its column: no sideways scrolling."""
     width, height = fig["svg"]
     assert [round(width), round(height)] == fig["layout"], "the figure was squeezed"
+    assert width <= MAX_WIDTH + 1 and fig["scroll"] is not None
+    assert fig["scroll"][0] <= fig["scroll"][1] + 1 and width <= fig["scroll"][1] + 1, "wider than its column"
+
+
+def _check_heatmap(page, key: str, pair) -> dict:
+    """The heatmap (``<key>_heatmap``) of a pair: whole, every token of both sides a label, each inside the figure
+    and beside the plot area, when it fits the page's column at 16 px cells; else the overview of the matrix, and
+    below it (``<key>_region``) the region the page opens on: every candidate token (up to :data:`REGION_TOKENS`),
+    the first reference tokens that fit the column, labelled alike. Every figure within its column."""
+    cand, ref = _real(pair.cand), _real(pair.ref)
+    if not plots.needs_overview(pair, max_width=MAX_WIDTH):
+        return _check_labels(page, f"{key}_heatmap", cand, ref)
+    fit = plots.fit_columns(MAX_WIDTH, plots.longest_labels(pair)[0])
+    assert fit < len(ref)
+    region = _check_labels(page, f"{key}_region", cand[:REGION_TOKENS], ref[:fit])
+    expect(page.get_by_text("too large to draw whole in this column", exact=False).first).to_be_visible()
+    overview = _read(page, f"{key}_heatmap")
+    assert overview["overview"], "a pair too wide for the column at 16 px cells opens on the overview"
+    _fits_its_column(overview)
+    return region
+
+
+def _check_labels(page, key: str, cand: list[str], ref: list[str]) -> dict:
+    """The heatmap drawn under ``key`` labels exactly these rows and columns, each label inside the figure and
+    beside the plot area, with cells of 16 px or more; the figure fits its column."""
+    expect(page.locator(f".st-key-{key}_fig .xtick text")).to_have_count(len(ref), timeout=120_000)
+    fig = _read(page, key)
+    assert not fig["overview"]
+    assert [t[0] for t in fig["y"]] == cand and [t[0] for t in fig["x"]] == ref
+    width, height = fig["svg"]
     left, top, plot_w, plot_h = fig["plot"]
     assert plot_w >= 16 * len(ref) - 1 and plot_h >= 16 * len(cand) - 1  # cells of 16 px or more
     for text, x0, x1, y0, y1 in fig["x"]:
         assert 0 <= x0 and x1 <= width and 0 <= y0 and y1 <= top + 1, f"column label {text!r} clipped"
     for text, x0, x1, y0, y1 in fig["y"]:
         assert 0 <= x0 and x1 <= left + 1 and 0 <= y0 and y1 <= height, f"row label {text!r} clipped"
-    if fig["scroll"] is not None:  # the box scrolls to every part of the figure
-        assert fig["scroll"][0] >= width - 1
+    _fits_its_column(fig)
     return fig
 
 
@@ -152,21 +183,21 @@ def _type(page, cand: str, ref: str, f1: float) -> None:
     expect(page.locator("[data-testid='stMetricValue']").nth(2)).to_have_text(f"{f1:.4f}", timeout=120_000)
 
 
-def test_inspect_draws_every_token_of_a_128_and_a_44_by_40_pair(page, app_url):
+def test_inspect_fits_a_44_by_40_pair_whole_and_opens_a_128_pair_on_the_overview(page, app_url):
     _open_inspect(page, app_url)
     for cand, ref, shot in ((A128, REF128, "inspect_whole_heatmap"), (SUMMARY_A, SUMMARY_REF, None)):
         pair = Scorer().explain(cand, ref)
+        # the rule: at 16 px cells the summary pair fits the page's column, the 128-token pair does not
+        assert plots.needs_overview(pair, max_width=MAX_WIDTH) == (len(_real(pair.ref)) > 44)
         _type(page, cand, ref, pair.f1)
-        start = time.monotonic()  # the scores are shown: the figure's build, transfer and drawing from here
+        start = time.monotonic()  # the scores are shown: the figures' build, transfer and drawing from here
         page.get_by_role("tab", name="Heatmap").click()
-        heat = _check_heatmap(page, "inspect_heatmap", pair)
+        _check_heatmap(page, "inspect", pair)
         seconds = time.monotonic() - start
-        if len(_real(pair.ref)) <= 44:  # a summary pair fits the page's width: no horizontal scrolling
-            assert heat["scroll"][0] <= heat["scroll"][1] + 1
         print(f"{len(_real(pair.cand))} x {len(_real(pair.ref))}: heatmap drawn {seconds:.1f} s after the scores")
-        assert seconds < DRAWN_WITHIN_S, "docs/BOUNDARIES.md: the whole heatmap within 10 s of the scores"
+        assert seconds < DRAWN_WITHIN_S, "docs/BOUNDARIES.md: the heatmap within 10 s of the scores"
         expect(page.get_by_text("showing the first", exact=False)).to_have_count(0)
-        if shot:
+        if shot:  # the overview and, below it, the region
             _shoot(page, ".st-key-inspect_heatmap_box", shot)
         page.get_by_role("tab", name="Alignment").click()
         fig = _check_alignment(page, "inspect_alignment", pair)
@@ -212,11 +243,11 @@ def test_drilldown_stacks_a_and_b_and_draws_every_token(page, app_url, tmp_path)
     for seg, ref, a, b in (("news", REF128, A128, B128), ("summary", SUMMARY_REF, SUMMARY_A, SUMMARY_B)):
         _segment(page, seg)
         expect(page.get_by_text(re.compile(f"^Segment id {seg}"))).to_be_visible(timeout=120_000)
-        figs = {}
+        # neither pair fits half the page at 16 px cells: A above B, each at the page's full width, where the
+        # summary's heatmaps are drawn whole and the news' open on the overview and a region
+        expect(page.get_by_text("A above B", exact=False)).to_be_visible(timeout=120_000)
         for tag, cand in (("a", a), ("b", b)):
-            figs[tag] = _check_heatmap(page, f"compare_{tag}_heatmap", sc.explain(cand, ref))
-            if seg == "summary":  # whole, and within the page's width
-                assert figs[tag]["scroll"][0] <= figs[tag]["scroll"][1] + 1
+            _check_heatmap(page, f"compare_{tag}", sc.explain(cand, ref))
         # stacked: B's figure below A's, each at full size
         top_a = page.locator(".st-key-compare_a_heatmap_box").bounding_box()
         top_b = page.locator(".st-key-compare_b_heatmap_box").bounding_box()

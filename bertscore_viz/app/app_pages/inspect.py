@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from bertscore_viz.app.ui.bounds import bound, named
+from bertscore_viz.app.ui.compare_reading import calibration_lengths
 from bertscore_viz.app.ui.compare_state import dataset_references
 from bertscore_viz.app.ui.explain_view import explain_or_raw, render_explanation
 from bertscore_viz.app.ui.messages import escape_markdown, show_error
@@ -177,19 +178,30 @@ def main() -> None:
         show_error(exc)
         return
     st.divider()
-    _where_it_stands(explanation, settings)
+    _where_it_stands(explanation, settings, pair_words(candidate, references))
     render_explanation(explanation, settings, key=KEY, long_switch=True)
 
 
-def _where_it_stands(explanation, settings) -> None:
+def pair_words(candidate: str, references: list[str]) -> float:
+    """The mean length in words of a pair's texts (the candidate and every reference)."""
+    texts = [candidate] + list(references)
+    return sum(len(t.split()) for t in texts) / len(texts)
+
+
+def _where_it_stands(explanation, settings, words: float) -> None:
     """The pair's raw F1 on the calibration ladder of the model, layer and language: among random pairs of
-    unrelated sentences, and among outputs humans rated (docs/CALIBRATION.md); where no calibration exists, why and
-    how to compute one."""
+    unrelated sentences, and among outputs humans rated (docs/CALIBRATION.md), with where the calibration's data
+    come from; where no calibration exists, why and how to compute one; texts (``words``: their mean length) far
+    longer or shorter than the calibration's are not placed, and the page says why in one line."""
     model = explanation.signature.model
     try:
         calibration = find_calibration(model, settings.lang, settings.idf)
         if calibration is None:
             st.caption(escape_markdown(missing_calibration_message(model, settings.lang, settings.idf)))
+            return
+        lengths = calibration_lengths(calibration)
+        if lengths is not None and not lengths.applies(words):
+            st.caption(escape_markdown(lengths.reason(words)))
             return
         reading = calibration.reading(explanation.f1, settings.resolved_layer())
     except BertScoreVizError as exc:  # a layer the calibration does not cover
@@ -200,6 +212,8 @@ def _where_it_stands(explanation, settings) -> None:
                      "baseline is computed from) and, where rated data exists, among outputs humans rated in the "
                      "bottom, middle and top third, for this model, layer and language. Rescaling does not move a "
                      "percentile.")
+    if lengths is not None:
+        st.caption(escape_markdown(f"Bands {lengths.caption()}; texts far outside that are not placed."))
 
 
 main()

@@ -4,7 +4,10 @@ faithful paraphrase last."""
 
 from __future__ import annotations
 
+import csv
+import hashlib
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -12,16 +15,24 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from bertscore_viz.app.ui.compare_results import pair_choice
+from bertscore_viz.app.ui.compare_state import compare_state
 from bertscore_viz.app.ui.messages import escape_markdown, show_error
 from bertscore_viz.app.ui.state import fresh
 from bertscore_viz.errors import BaselineError, BertScoreVizError
 from bertscore_viz.evaluation import compare
-from bertscore_viz.evaluation.calibration import CalibrationReading, find_calibration, missing_calibration_message
+from bertscore_viz.evaluation.calibration import (
+    WMT16_EXAMPLE,
+    CalibrationReading,
+    calibration_applies,
+    find_calibration,
+    missing_calibration_message,
+)
 from bertscore_viz.evaluation.power import paired_differences, power_analysis
 from bertscore_viz.evaluation.significance import Significance
+from bertscore_viz.locations import PACKAGE_DIR
 
-__all__ = ["AUDIT_PAGE", "AUDIT_SCRIPT", "DEFAULT_DELTA", "EXAMPLE_NOTE", "answer_notes", "audit_link",
-           "calibration_line", "power_section", "readings_for", "test_alpha"]
+__all__ = ["AUDIT_PAGE", "AUDIT_SCRIPT", "DEFAULT_DELTA", "EXAMPLE_NOTE", "LengthRange", "answer_notes", "audit_link",
+           "calibration_line", "calibration_lengths", "power_section", "readings_for", "test_alpha", "upload_words"]
 
 #: The stress test page ("Is the metric fooled?"): its URL path, and its script in the app's navigation.
 AUDIT_PAGE = "/audit"
@@ -40,14 +51,81 @@ EXAMPLE_NOTE = (
     "data: the stress test, below.")
 
 
+@dataclass(frozen=True)
+class LengthRange:
+    """The 5th-95th percentile ``low``-``high`` of the words of the references a calibration comes from, and what
+    they are (``source``)."""
+
+    low: int
+    high: int
+    source: str
+
+    def caption(self) -> str:
+        """``"from WMT16 DA newstest2016 translations into English, sentences of 6-40 words"``."""
+        return f"from {self.source}, sentences of {self.low}-{self.high} words"
+
+    def applies(self, words: float) -> bool:
+        return calibration_applies(words, self.low, self.high)
+
+    def reason(self, words: float, whose: str = "these texts average") -> str:
+        """One line: why texts of ``words`` words are not placed on the ladder."""
+        return (f"Not placed on the calibration ladder: {whose} {words:,.0f} words; the bands come {self.caption()} "
+                "and do not apply.")
+
+
+_LENGTHS: dict[tuple, tuple[int, int] | None] = {}
+
+
+def calibration_lengths(calibration) -> LengthRange | None:
+    """The lengths of the data behind a calibration, from its provenance: the references of the rated file of its
+    human bands (when it is there, unchanged), else the random pairs' corpus (sentences under its ``max_words``);
+    None when unknown (then texts are placed whatever their length)."""
+    prov = calibration.provenance
+    human = prov.get("human") or {}
+    path = PACKAGE_DIR.parent / str(human.get("file", ""))
+    if human.get("file") and path.is_file():
+        key = (str(path), human.get("sha256"))
+        if key not in _LENGTHS:
+            data = path.read_bytes()
+            same = hashlib.sha256(data).hexdigest() == human.get("sha256")
+            words = [len(str(r.get("reference") or "").split())
+                     for r in (csv.DictReader(data.decode("utf-8").splitlines()) if same else [])]
+            _LENGTHS[key] = (int(round(np.percentile(words, 5))), int(round(np.percentile(words, 95)))) \
+                if words else None
+        if _LENGTHS[key]:
+            source = ("WMT16 DA newstest2016 translations into English" if path.resolve() == WMT16_EXAMPLE.resolve()
+                      else f"{calibration.human_items} of {calibration.human_source}")
+            return LengthRange(*_LENGTHS[key], source)
+    if isinstance(prov.get("max_words"), int):
+        corpus = (prov.get("corpus") or {}).get("path", "a corpus")
+        return LengthRange(1, prov["max_words"] - 1, f"random pairs of sentences of {corpus}")
+    return None
+
+
+def upload_words(comparison: compare.Comparison) -> float | None:
+    """The median length in words of the texts (references and every system's outputs) of the dataset loaded on
+    Compare, when it is the one ``comparison`` scores; else None."""
+    state = compare_state()
+    ds = state.dataset[1] if state.dataset else None
+    if ds is None or not getattr(ds, "ok", False) or not set(comparison.systems) <= set(ds.systems):
+        return None
+    texts = [r for group in ds.references for r in group] + [t for name in comparison.systems
+                                                             for t in ds.systems[name]]
+    return float(np.median([len(str(t).split()) for t in texts])) if texts else None
+
+
 def readings_for(comparison: compare.Comparison, lang: str) -> tuple[dict[str, CalibrationReading] | None, str]:
     """Each system's mean F1 on the calibration of the comparison's model and ``lang``; without one (none computed,
-    idf on, a layer it does not cover) None and the reason with how to compute one."""
+    idf on, a layer it does not cover) or when the dataset's texts are far longer or shorter than the calibration's
+    (:class:`LengthRange`), None and the reason (with how to compute one)."""
     model = next(iter(comparison.results.values())).signature.model
     try:
         calibration = find_calibration(model, lang, comparison.idf)
         if calibration is None:
             return None, missing_calibration_message(model, lang, comparison.idf)
+        lengths, words = calibration_lengths(calibration), upload_words(comparison)
+        if lengths is not None and words is not None and not lengths.applies(words):
+            return None, lengths.reason(words, "the texts of this upload have a median length of")
         return compare.calibration_readings(comparison, calibration), ""
     except BaselineError as exc:
         return None, str(exc)
@@ -63,15 +141,30 @@ def calibration_line(comparison: compare.Comparison, readings: dict[str, Calibra
     return f"{best}'s mean F1{raw} {reading.value:.4f} is {reading.sentence()}.{others}"
 
 
+def _source_caption(comparison: compare.Comparison, lang: str) -> str | None:
+    """Where the calibration's data come from (``"Bands from WMT16 DA ..., sentences of 6-40 words."``)."""
+    model = next(iter(comparison.results.values())).signature.model
+    try:
+        calibration = find_calibration(model, lang, comparison.idf)
+    except BaselineError:
+        return None
+    lengths = calibration_lengths(calibration) if calibration is not None else None
+    return None if lengths is None else f"Bands {lengths.caption()}; texts far outside that are not placed."
+
+
 def answer_notes(comparison: compare.Comparison, readings, calibration_note: str, empty_note: str | None,
-                 example: bool) -> None:
-    """Under the answer: where the means stand (or why that is unknown), the segments with an empty reference, and
-    the example's explanation."""
+                 example: bool, lang: str | None = None) -> None:
+    """Under the answer: where the means stand (with where the calibration's data come from, ``lang`` its language:
+    the sidebar's by default) or why that is unknown, the segments with an empty reference, and the example's
+    explanation."""
     if readings:
         st.markdown("**On the calibration ladder:** " + escape_markdown(calibration_line(comparison, readings)),
                     help="A system's mean raw F1 placed among the F1 of random pairs of unrelated sentences "
                          "(and, where rated data exists, among outputs humans rated in the bottom, middle and top "
                          "third), for this model, layer and language. Rescaling does not move a percentile.")
+        source = _source_caption(comparison, lang or str(st.session_state.get("lang", "en")))
+        if source:
+            st.caption(escape_markdown(source))
     else:
         st.caption(escape_markdown(calibration_note))
     if empty_note:

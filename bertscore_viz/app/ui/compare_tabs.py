@@ -148,7 +148,8 @@ def segments_tab(ds, comparison, fkey: str, systems: list[str], surface=None) ->
         frame = compare.sort_by_difference(frame, comparison, a, b)
     shown = compare.filter_segments(frame, query)
     st.caption(f"{len(shown):,} of {len(frame):,} segments. Click a row's checkbox to open it in Drill-down "
-               "(A and B side by side); click a column header to sort."
+               "(A and B side by side when both heatmaps fit half the page, else A above B); click a column header "
+               "to sort."
                + (" chrF, BLEU, TER: sacrebleu's sentence scores (" + escape_markdown(
                    "; ".join(m.sentence_signature for m in surface.metrics.values())) + ")."
                   if surface is not None and surface.metrics else ""))
@@ -235,10 +236,17 @@ def drilldown_tab(ds, comparison, settings, systems: list[str], fkey: str, expla
                           else explain_pair(settings, ds.systems[system][i], refs, idf_sentences)))
         except BertScoreVizError as exc:
             shown.append((tag, system, exc))
-    # side by side while both heatmaps fit half the page; wider ones stack, each whole at full width
-    stack = len(shown) == 1 or any(not isinstance(e, BertScoreVizError) and figure_width(e) > SIDE_BY_SIDE_WIDTH
-                                   for _, _, e in shown)
-    places = [st.container() for _ in shown] if stack else st.columns(len(shown))
+    # side by side while both heatmaps fit half the page (with each side's toggles); else stacked at full width
+    stack = len(shown) == 1 or any(
+        not isinstance(e, BertScoreVizError)
+        and figure_width(e, bool(st.session_state.get(f"compare_{tag.lower()}_show_special")),
+                         bool(st.session_state.get(f"compare_{tag.lower()}_merge_words"))) > SIDE_BY_SIDE_WIDTH
+        for tag, _, e in shown)
+    if len(shown) > 1:
+        st.caption("A and B side by side." if not stack else
+                   "A above B: a heatmap of this segment does not fit half the page with legible cells, so each "
+                   "is drawn at the page's full width.")
+    places = [st.container() for _ in shown] if stack else st.columns(len(shown), gap="small")
     for place, (tag, system, explanation) in zip(places, shown):
         res = comparison.results[system]
         with place:

@@ -6,9 +6,11 @@ Public and stable (the Compare page's drill-down uses both):
 - :func:`render_explanation` draws it: P/R/F1 raw and rescaled with the baselines used, warnings, which
   reference gave P/R/F1, heatmap, alignment view, token table and downloads. Every widget key starts with ``key``.
 
-Figures show the whole pair at a legible size: each is drawn at its own pixel size in a box that scrolls
-(:func:`show_figure`), never squeezed into the column nor cropped. A pair longer than the deployment's FIGURE_TOKENS
-(200) a side opens on the overview of its matrix, with a region picker that draws any part of it at full resolution.
+Figures show the whole pair at a legible size and fit the column they are drawn in: the heatmap's cells shrink to
+the column's width down to 16 px (:func:`bertscore_viz.figures.plots.heatmap_size`); a pair with more reference
+tokens than that fits, or longer than the deployment's FIGURE_TOKENS (200) a side, opens on the overview of its
+matrix (fitted to the column), with a region picker that draws any part of it that fits at full resolution. Each
+figure is drawn at its own pixel size (:func:`show_figure`), never squeezed nor cropped.
 
 All user text is shown through ``st.dataframe``/``st.code``/escaped markdown, and inside figures HTML-escaped
 with math typesetting off, so ``<script>``, ``**bold**`` and ``$x$`` show as typed.
@@ -36,8 +38,9 @@ from bertscore_viz.figures import plots, static_figures
 from bertscore_viz.figures.cells import shown_positions
 from bertscore_viz.files import export
 
-__all__ = ["MAX_WIDTH", "METRICS", "REGION_TOKENS", "SIDE_BY_SIDE_WIDTH", "VIEWS", "app_warnings", "download_stem",
-           "explain_or_raw", "explain_pair", "figure_width", "render_explanation", "show_figure"]
+__all__ = ["COLUMN_GAP", "MAX_WIDTH", "METRICS", "REGION_TOKENS", "SIDE_BY_SIDE_WIDTH", "TABLE_ROWS", "VIEWS",
+           "app_warnings", "download_stem", "explain_or_raw", "explain_pair", "figure_width", "render_explanation",
+           "show_figure", "table_height", "total_sentence"]
 
 METRICS = ("Precision", "Recall", "F1")
 #: The views of a pair, as tabs (the open one is kept in the session under ``<key>_view``).
@@ -45,8 +48,13 @@ VIEWS = ["Heatmap", "Alignment", "Token table"]
 #: Width figures fit on a full-width page, in pixels (the main column of the wide layout on a 1,400 px window, with
 #: the sidebar open): the alignment wraps its sentences to it, the heatmap's cells shrink to it (down to 16 px).
 MAX_WIDTH = 940
-#: Width of one of two explanations side by side (Compare's drill-down); a wider figure stacks them.
-SIDE_BY_SIDE_WIDTH = 600
+#: Gap between two ``st.columns`` (Streamlit's "small" gap, 1rem).
+COLUMN_GAP = 16
+#: Width of one of two explanations side by side (Compare's drill-down): half the page, less the gap between the
+#: columns; a pair whose heatmap does not fit it at 16 px cells stacks them.
+SIDE_BY_SIDE_WIDTH = (MAX_WIDTH - COLUMN_GAP) // 2
+#: The token table shows up to this many rows at once (then it scrolls).
+TABLE_ROWS = 30
 #: Tokens a side of the region a long pair's overview opens on (at most the deployment's ``FIGURE_TOKENS``).
 REGION_TOKENS = 128
 #: The scroll box of a figure: at most this high (CSS), so that its horizontal scroll bar stays in view.
@@ -157,14 +165,15 @@ def show_figure(fig, key: str) -> None:
             st.plotly_chart(fig, width="content", config=plots.PLOTLY_CONFIG, key=key, theme=None)
 
 
-def figure_width(explanation, show_special: bool = False) -> int:
-    """Pixels the widest heatmap of this explanation takes (every pair of a multi-reference one), drawn whole; a
-    pair that opens on the overview counts as a full page (:data:`MAX_WIDTH`). For choosing between side by side
-    and stacked."""
+def figure_width(explanation, show_special: bool = False, merge_words: bool = False) -> int:
+    """Pixels the widest heatmap of this explanation takes (every pair of a multi-reference one) fitted to
+    :data:`SIDE_BY_SIDE_WIDTH`; a pair that does not fit it whole at 16 px cells (it would open on the overview
+    there) counts as a full page (:data:`MAX_WIDTH`). For choosing between side by side and stacked."""
     pairs = explanation.pairs if isinstance(explanation, MultiReferenceExplanation) else (explanation,)
     widest = 0
     for pair in pairs:
-        if plots.needs_overview(pair, show_special, bound("figure_tokens")):
+        if plots.needs_overview(pair, show_special, bound("figure_tokens"), max_width=SIDE_BY_SIDE_WIDTH,
+                                merge_words=merge_words):
             return MAX_WIDTH
         rows, cols = shown_positions(pair.cand, show_special), shown_positions(pair.ref, show_special)
         size = plots.heatmap_size(len(rows), len(cols), max((len(pair.cand.display[i]) for i in rows), default=1),
@@ -199,24 +208,40 @@ def _truncation_detail(pairs) -> str:
     return ("(" + ", ".join(parts) + ")") if parts else ""
 
 
+def table_height(n_rows: int) -> int:
+    """Pixels of a token table showing all of its ``n_rows`` rows up to :data:`TABLE_ROWS` (35 px a row and the
+    header, as Streamlit draws them), then scrolling."""
+    return 35 * (min(max(1, int(n_rows)), TABLE_ROWS) + 1) + 3
+
+
+def total_sentence(pair: PairExplanation, side: str, total_of_contributions: float) -> str:
+    """``"**Candidate tokens** — contributions add up to P = 0.6844"``; with rescaling, that they add up to the raw
+    score, and the rescaled one (rescaling is affine and is not spread over tokens)."""
+    k, name = (0, "P") if side == "candidate" else (1, "R")
+    raw = pair.precision if k == 0 else pair.recall
+    head = f"**{side.capitalize()} tokens** — contributions add up to "
+    if pair.rescaled is not None:
+        text = head + f"raw {name} = {_fmt(raw)}; rescaled with the baseline: {_fmt(float(pair.rescaled[k]))}"
+    else:
+        text = head + f"{name} = {_fmt(raw)}"
+    return text + ("" if np.isfinite(total_of_contributions) else " (undefined: this side's weights sum to 0)")
+
+
 def _token_tables(pair: PairExplanation, show_special: bool, merge: bool, key: str) -> None:
     number = st.column_config.NumberColumn
     config = {"idf weight": number("idf weight", format="%.4f", help="raw weight: idf, or 1; 0 for CLS/SEP"),
               "normalized weight": number("normalized weight", format="%.4f"),
               "similarity": number("similarity", format="%.4f", help="cosine with the best match"),
               "contribution": number("contribution", format="%.5f", help="normalised weight × similarity")}
-    for side, total, name in (("candidate", pair.precision, "P"), ("reference", pair.recall, "R")):
-        if merge:
-            frame = explain_table.word_table(pair, side).drop(columns=["side", "positions"])
-        else:
-            frame = explain_table.token_table(pair, side, show_special=show_special)
-            frame = frame[["position", "display", "token", "idf weight", "normalized weight", "best match",
-                           "similarity", "contribution"]]
+    config["best match"] = st.column_config.TextColumn(
+        "best match", help="the token of the other side it matches best, with its position (#, as in that side's "
+                           "table and the CSV's “best match position”)")
+    for side in explain_table.SIDES:
+        frame = explain_table.reading_table(pair, side, show_special=show_special, merge_words=merge)
         contrib = frame["contribution"].sum(min_count=1)
-        st.markdown(f"**{side.capitalize()} tokens** — contributions add up to {name} = {_fmt(total)}"
-                    + ("" if np.isfinite(contrib) else " (undefined: this side's weights sum to 0)"))
+        st.markdown(total_sentence(pair, side, contrib))  # numbers and fixed words only
         st.dataframe(frame, hide_index=True, column_config=config, key=f"{key}_table_{side}",
-                     height=min(400, 38 + 35 * max(1, len(frame))))
+                     height=table_height(len(frame)))
 
 
 def download_stem(pair: PairExplanation) -> str:
@@ -365,7 +390,7 @@ def _heatmap_view(pair: PairExplanation, show_special: bool, merge: bool, width:
                "recall). Hover a cell for both tokens, the similarity and the idf weights. A token the model "
                "does not know is labelled →[UNK]; one the tokenizer read as another letter, →(what it read)."
                + (" Cells rescaled with the F baseline, as bert-score-show does." if rescaled else ""))
-    if plots.needs_overview(pair, show_special, bound("figure_tokens")):
+    if plots.needs_overview(pair, show_special, bound("figure_tokens"), max_width=width, merge_words=merge):
         _overview(pair, show_special, merge, width, key)
         return
     heatmap = plots.heatmap_figure(pair, show_special=show_special, merge_words=merge, max_width=width)
@@ -375,40 +400,45 @@ def _heatmap_view(pair: PairExplanation, show_special: bool, merge: bool, width:
         st.caption(plots.MINIMAL_HOVER_NOTE)
 
 
-def _region_picker(label: str, n: int, key: str) -> tuple[int, int]:
-    """A range of tokens (numbered from 1) of one side, at most the deployment's ``FIGURE_TOKENS`` long;
-    ``(start, stop)`` from 0."""
-    most = bound("figure_tokens")
+def _region_picker(label: str, n: int, key: str, fit: int | None = None) -> tuple[int, int]:
+    """A range of tokens (numbered from 1) of one side, at most the deployment's ``FIGURE_TOKENS`` long (and at most
+    ``fit``: the columns that fit the page's width); ``(start, stop)`` from 0."""
+    most = bound("figure_tokens") if fit is None else max(1, min(bound("figure_tokens"), int(fit)))
     kept = st.session_state.get(key)
     if st.session_state.get(f"_{key}_of") != n or not (isinstance(kept, tuple) and 1 <= kept[0] <= kept[1] <= n):
         # another pair (or another length): its first tokens, not a range Streamlit would reset to all of them
         st.session_state[key] = (1, min(n, REGION_TOKENS, most))
         st.session_state[f"_{key}_of"] = n
-    lo, hi = st.slider(label, 1, n, key=key,
-                       help=f"At most {most} tokens a side are drawn at full resolution {named('figure_tokens')}.")
+    why = ("the page's width at 16 px cells" if fit is not None and most < bound("figure_tokens")
+           else named("figure_tokens"))
+    lo, hi = st.slider(label, 1, n, key=key, help=f"At most {most} tokens of this side are drawn at full "
+                                                  f"resolution ({why}).")
     if hi - lo + 1 > most:
         hi = lo + most - 1
-        st.caption(f"Drawn: tokens {lo:,}–{hi:,} (at most {most} a side at full resolution "
-                   f"{named('figure_tokens')}).")
+        st.caption(f"Drawn: tokens {lo:,}–{hi:,} (at most {most} at full resolution: {why}).")
     return lo - 1, hi
 
 
 def _overview(pair: PairExplanation, show_special: bool, merge: bool, width: int, key: str) -> None:
-    """A pair too long to draw whole legibly: the overview of its matrix, a region picker, the region whole."""
+    """A pair too large to draw whole legibly in a column ``width`` px wide: the overview of its matrix, a region
+    picker, the region whole (its columns as many as fit the width at 16 px cells)."""
     n_r, n_c = len(shown_positions(pair.cand, show_special)), len(shown_positions(pair.ref, show_special))
+    fit = plots.fit_columns(width, plots.longest_labels(pair, show_special, merge)[0])
     top = st.container()
     cols = st.columns(2)
     with cols[0]:
         rows = _region_picker(f"Candidate tokens (rows, of {n_r:,})", n_r, f"{key}_zoom_rows")
     with cols[1]:
-        cols_ = _region_picker(f"Reference tokens (columns, of {n_c:,})", n_c, f"{key}_zoom_cols")
-    overview = plots.overview_figure(pair, show_special=show_special, region=(rows, cols_))
+        cols_ = _region_picker(f"Reference tokens (columns, of {n_c:,})", n_c, f"{key}_zoom_cols", fit=fit)
+    overview = plots.overview_figure(pair, show_special=show_special, region=(rows, cols_), max_width=width)
     block = overview.layout.meta["block"]
+    each = (f"each cell the largest similarity over a block of {block} × {block} tokens (the block maximum, so "
+            "that strong matches stay visible)" if block > 1 else "one cell a token pair, unlabelled")
     with top:
-        st.caption(f"Long pair ({n_r:,} × {n_c:,} tokens): the whole matrix at a glance, each cell the largest "
-                   f"similarity over a block of {block} × {block} tokens (the block maximum, so that strong matches "
-                   "stay visible). The region outlined in red is drawn below at full resolution, every token "
-                   "labelled: pick another with the sliders. The HTML download has the whole matrix, every cell.")
+        st.caption(f"A pair of {n_r:,} × {n_c:,} tokens is too large to draw whole in this column with legible "
+                   f"cells (16 px, at most {fit:,} reference tokens): the whole matrix at a glance, {each}. The "
+                   "region outlined in red is drawn below at full resolution, every token labelled: pick another "
+                   "with the sliders. The HTML download has the whole matrix, every cell labelled.")
         window_caption(overview.layout.meta)
         show_figure(overview, f"{key}_heatmap")
     region = plots.heatmap_figure(pair, show_special=show_special, merge_words=merge, rows=rows, cols=cols_,
