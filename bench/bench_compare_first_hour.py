@@ -70,6 +70,7 @@ def main() -> None:
     args = ap.parse_args()
     engine = run_engine(args.systems, args.segments, args.words)["engine_score_s"]
     print(f"engine: Scorer.score of {args.systems * args.segments:,} pairs: {engine:.1f} s", flush=True)
+    kept = log = None
     with tempfile.TemporaryDirectory() as tmp:
         csv_path = Path(tmp) / "summaries.csv"
         write_csv(csv_path, args.systems, args.segments, args.words)
@@ -79,11 +80,18 @@ def main() -> None:
         finally:
             proc.terminate()
             proc.wait(30)
+        log = (Path(tmp) / "server.log").read_text(encoding="utf-8", errors="replace")
+        kept = ROOT / "bench" / "results" / "first_hour_server.log"
+        kept.parent.mkdir(exist_ok=True)
+        kept.write_text(log, encoding="utf-8")
     print(f"page: upload to full BERTScore results (answer, table, tabs): {t['results_s']:.1f} s "
           f"= {t['results_s'] / engine:.2f}x the engine (target <= 1.25x)")
     print(f"page: sentence metrics progress shown: {bool(t['progress_shown'])}; done or left out after "
           f"{t['sentence_metrics_s']:.1f} s; chrF shown: {bool(t['chrf_shown'])}; TER left out with its reason: "
           f"{bool(t['ter_left_out'])}")
+    print(f"server log ({kept}): {len(log.splitlines())} lines, {log.count('missing ScriptRunContext')} of them "
+          f"'missing ScriptRunContext', {log.count('detokenize')} sacrebleu detokenize warnings, "
+          f"{log.count('Traceback')} tracebacks")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ APP_SCRIPT = PACKAGE_DIR / "app" / "main.py"
 
 #: Streamlit settings the app is made for, used unless the command line or the environment gives them.
 DEFAULT_OPTIONS = {
+    "server.address": "127.0.0.1",  # this machine only; a server for others says so (--server.address=0.0.0.0)
     "server.fileWatcherType": "none",  # the package does not change under a running server
     "browser.gatherUsageStats": "false",
     "client.toolbarMode": "minimal",

@@ -27,6 +27,7 @@ readers of :mod:`bertscore_viz.files.upload`, :mod:`bertscore_viz.files.human_sc
 
 from __future__ import annotations
 
+import atexit
 import math
 import multiprocessing
 import os
@@ -56,8 +57,9 @@ try:  # POSIX only: without it the child runs without a memory and CPU limit (th
 except ImportError:  # pragma: no cover - Windows
     resource = None
 
-__all__ = ["MAX_WORKERS", "STARTUP_SECONDS", "POLL_SECONDS", "run_isolated", "read_table", "parse_upload",
-           "build_dataset", "parse_human_scores", "read_results", "mtme_catalogue", "read_mtme", "start_method"]
+__all__ = ["MAX_WORKERS", "STARTUP_SECONDS", "POLL_SECONDS", "run_isolated", "stop_forkserver", "read_table",
+           "parse_upload", "build_dataset", "parse_human_scores", "read_results", "mtme_catalogue", "read_mtme",
+           "start_method"]
 
 #: Most worker processes reading files at once (later calls wait for a slot).
 MAX_WORKERS = max(1, min(4, os.cpu_count() or 1))
@@ -84,8 +86,30 @@ def _context():
             ctx = multiprocessing.get_context(start_method())
             if start_method() == "forkserver":
                 ctx.set_forkserver_preload(_PRELOAD)
+                atexit.register(stop_forkserver)
             _CONTEXT.append(ctx)
         return _CONTEXT[0]
+
+
+def stop_forkserver() -> None:
+    """End the forkserver now (at the server's exit, atexit): left to itself it outlived a SIGTERM'd server by
+    many seconds, tearing down the torch it preloaded (issue 40). It keeps no state, and no worker outlives the
+    server's waiting thread, so it is killed, not asked."""
+    from multiprocessing import forkserver
+
+    server = getattr(forkserver, "_forkserver", None)
+    pid = getattr(server, "_forkserver_pid", None)
+    if not pid:
+        return
+    try:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except (ProcessLookupError, ChildProcessError):
+        pass
+    try:
+        server._stop_unlocked()  # closes its pipe and socket; waitpid of a reaped child fails
+    except (OSError, ChildProcessError, TypeError):
+        server._forkserver_pid = None
 
 
 def _memory(pid: int | str = "self") -> tuple[int, int] | None:

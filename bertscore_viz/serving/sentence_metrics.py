@@ -124,6 +124,32 @@ class SentenceMetricsJob:
         self._version = 0  # changes when a metric is scored or left out
         self._inline = False
 
+    # --- a copy (a kept session, a read-only link) --------------------------------------------------------------
+    def __getstate__(self) -> dict:
+        """What a copy keeps: the work finished so far, not the thread or the lock (a copy resumes on its own when
+        its page is shown: :meth:`ensure_running`)."""
+        with self._lock:
+            state = dict(self.__dict__)
+        state["_parts"] = {m: dict(p) for m, p in state["_parts"].items()}
+        for name in ("_lock", "_thread", "_cancel"):
+            state.pop(name)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+        self._thread = None
+        self._cancel = threading.Event()
+        self._last_seen = time.monotonic()
+
+    def __deepcopy__(self, memo) -> SentenceMetricsJob:
+        import copy
+
+        new = SentenceMetricsJob.__new__(SentenceMetricsJob)
+        memo[id(self)] = new
+        new.__setstate__(copy.deepcopy(self.__getstate__(), memo))
+        return new
+
     # --- reading -------------------------------------------------------------------------------------------------
     @property
     def total(self) -> int:

@@ -141,21 +141,22 @@ def test_every_uploader_states_and_applies_the_operators_limits(with_policy):
     with_policy(upload_mb=3, upload_rows=1234, session_upload_mb=40)
     at = _app("compare.py")
     (compare_up,) = _uploaders(at).values()
-    assert compare_up.max_upload_size_mb == 4  # 3 MiB in the browser's decimal MB, rounded up
+    assert compare_up.max_upload_size_mb == 3  # the operator's number: the uploader says "3MB" (issue 40: it said 4)
     assert compare_up.help.startswith("At most 3 MB per file, 1,234 rows") and "40 MB per session" in compare_up.help
     at = _app("baselines.py")
     ups = _uploaders(at)
-    assert ups["Corpus"].max_upload_size_mb == 4 and "At most 3 MB per file" in ups["Corpus"].help
-    assert ups["Baseline file"].max_upload_size_mb == 2 and "At most 1 MB per file" in ups["Baseline file"].help
+    assert ups["Corpus"].max_upload_size_mb == 3 and "At most 3 MB per file" in ups["Corpus"].help
+    assert ups["Baseline file"].max_upload_size_mb == 1 and "At most 1 MB per file" in ups["Baseline file"].help
     with_policy(upload_mb=cap + 70)  # above Streamlit's cap: the widgets say (and use) the cap, which applies
     at = _app("compare.py")
-    assert next(iter(_uploaders(at).values())).max_upload_size_mb == -(-cap * 2**20 // 10**6)
-    # The browser counts the widget's MB as 10^6 bytes, the operator's limits are MiB: a 19.42 MiB file (20.36 MB)
-    # under a 19.43 MiB limit must pass the browser (21 MB), and the exact limit is applied when the file is read.
-    # (Rounding to whole MiB, 20, made the browser refuse it: found by bench_load at 8 x 20,000.)
+    assert next(iter(_uploaders(at).values())).max_upload_size_mb == cap
+    # The uploader states the operator's number of MB, as the help and the messages do (issue 40: "53MB" under a
+    # 50 MB setting, the limit rounded up in the browser's 10^6-byte MB). The browser then refuses a file a little
+    # under the server's limit in 2^20-byte MB (a 19.2 MB file under 19.43), never one over it; a fractional setting
+    # is stated by its whole part.
     with_policy(upload_mb=19.43)
     at = _app("compare.py")
-    assert next(iter(_uploaders(at).values())).max_upload_size_mb == 21
+    assert next(iter(_uploaders(at).values())).max_upload_size_mb == 19
 
 
 def test_baselines_page_uploads_count_towards_the_limits(with_policy):

@@ -69,3 +69,13 @@ def test_the_server_logged_no_warning_stack_or_exception(app_url):
     kept = [t for t in _traces(log) if not _browser_gone(t)]
     assert not kept, "\n\n".join(kept)
     assert log.count("Traceback") == sum(t.count("Traceback") for t in _traces(log))  # no trace missed
+
+
+def test_the_server_log_has_no_worker_noise(app_url):
+    """Issue 40: an upload filled the terminal with about 2,300 "missing ScriptRunContext" lines (each worker process
+    that read the file or computed the sentence metrics ran app.py again as ``__mp_main__``) and with sacrebleu's
+    "forgot to detokenize" warnings. The browser tests upload files and compute chrF, BLEU and TER."""
+    log = (ARTIFACTS / "streamlit-server.log").read_text(encoding="utf-8", errors="replace")
+    assert "missing ScriptRunContext" not in log
+    assert "streamlit run [FILE_NAME]" not in log and "Session state does not function" not in log
+    assert "detokenize" not in log

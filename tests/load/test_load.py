@@ -305,7 +305,7 @@ def test_health_and_inspect_stay_fast_while_8_x_20000_pairs_score(make_server, t
     rows = int(os.environ.get("BERTSCORE_VIZ_LOAD_ROWS", "20000"))
     big = tmp_path / "big.csv"
     big.write_bytes(wide_csv(8, rows, offset=0, prefix="big", corpus="news"))
-    server = make_server("eight", BERTSCORE_VIZ_UPLOAD_MB=max(50, big.stat().st_size / 2**20 + 1),
+    server = make_server("eight", BERTSCORE_VIZ_UPLOAD_MB=max(50, big.stat().st_size / 10**6 + 1),
                          BERTSCORE_VIZ_UPLOAD_ROWS=rows + 10)
 
     async def busy(page):

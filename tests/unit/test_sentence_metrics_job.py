@@ -137,3 +137,22 @@ def test_the_estimate_grows_with_the_cube_of_the_length_for_ter_only():
 @pytest.mark.parametrize("seconds, text", [(12, "12 s"), (560, "9 min 20 s"), (7500, "2 h 5 min"), (120, "2 min")])
 def test_durations_read_as_people_say_them(seconds, text):
     assert sm.duration(seconds) == text
+
+
+def test_a_copy_keeps_the_finished_work_and_resumes_alone():
+    """A kept session or a read-only link copies the Compare state (deepcopy): the job's thread and lock stay
+    behind, the finished metrics come along, and the copy finishes on its own to the same numbers."""
+    import copy
+    import pickle
+
+    systems, refs = _data(3, 30, seed=11)
+    job = SentenceMetricsJob(systems, refs)
+    job.ensure_running()
+    while "chrF" not in job.completed():
+        time.sleep(0.02)
+    job.cancel()
+    job.wait(60)
+    for twin in (copy.deepcopy(job), pickle.loads(pickle.dumps(job))):
+        assert "chrF" in twin.completed() and not twin.running
+        _finish(twin)
+        _same(twin.surface(), sm.surface_scores(systems, refs))

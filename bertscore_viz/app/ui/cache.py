@@ -208,11 +208,12 @@ def upload_limit_bytes(own_limit: int | None = None) -> int:
 
 
 def upload_widget_mb(own_limit: int | None = None) -> int:
-    """``max_upload_size`` (whole MB, at least 1) for ``st.file_uploader``: the browser refuses larger files at
-    once. Streamlit's browser side counts that MB as 10^6 bytes (1024^2 on Windows), the server as 2^20: the
-    limit is rounded up in the smaller unit, so that a file the server's limit allows (19.42 MiB = 20.36 MB
-    under a 19.43 MiB limit) is never refused in the browser; :func:`count_upload` enforces the exact limit."""
-    return max(1, -(-upload_limit_bytes(own_limit) // 10**6))
+    """``max_upload_size`` (whole MB, at least 1) for ``st.file_uploader``: the number the operator set (50 for
+    ``UPLOAD_MB=50``), so that the uploader states the limit the help and the messages state. Streamlit's browser
+    side counts that MB as 10^6 bytes and shows it so (``ceil`` of the limit in 10^6 bytes showed "53MB" under a
+    50 MB setting); the browser then refuses a file a little smaller than the server's limit in 2^20-byte MB, never
+    a larger one, and :func:`count_upload` enforces the exact limit."""
+    return max(1, upload_limit_bytes(own_limit) // 2**20)
 
 
 def upload_help(own_limit: int | None = None, rows: bool = False) -> str:
