@@ -28,6 +28,7 @@ from pathlib import Path
 from bertscore_viz.cli.parser import EXAMPLES
 from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.errors import InputError
+from bertscore_viz.evaluation import MAX_RESAMPLES, MIN_RESAMPLES
 from bertscore_viz.evaluation.disagreements import SCOPES, disagreements
 from bertscore_viz.evaluation.human_agreement import run_agreement
 from bertscore_viz.evaluation.levels import document_keys
@@ -111,8 +112,9 @@ def disagreement_lists(report, rated, n: int, within: str = "group") -> list[dic
 
 def _check(args) -> int:
     n = getattr(args, "disagreements", None) or 0
-    if args.resamples < 0:
-        raise InputError(f"--resamples must be 0 or more, got {args.resamples}.")
+    if args.resamples != 0 and not MIN_RESAMPLES <= args.resamples <= MAX_RESAMPLES:
+        raise InputError(f"--resamples must be 0 (no intervals, no test of the lead) or from {MIN_RESAMPLES:,} to "
+                         f"{MAX_RESAMPLES:,}, got {args.resamples:,}.")
     if n < 0:
         raise InputError(f"--disagreements must be 0 or more, got {n}.")
     within = getattr(args, "within", None) or "group"

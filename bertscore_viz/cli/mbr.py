@@ -16,7 +16,9 @@ Inputs:
 Output (``-o FILE``, written atomically, else stdout): a TSV with a header, one row per input: its id, the number
 of samples, the chosen sample's index (from 0) and expected utility, the ranking of all samples (indices, best
 first), with references the chosen sample's score against them, the oracle's index and score, the gap and the
-chosen sample's rank by reference score, and the chosen text. ``--json``: one JSON object per input (JSON Lines)
+chosen sample's rank by reference score, and the chosen text (its tabs and line breaks as spaces). An id holding a
+tab, a line break or a backslash is escaped (``\\t``, ``\\n``, ``\\r``, ``\\\\``; other line breaks ``\\xNN``) so
+that every row stays one line of the same columns. ``--json``: one JSON object per input (JSON Lines)
 with the same fields, every sample's expected utility, the signature and, with ``--support``, each sample's
 per-sentence support (SelfCheckGPT's BERTScore variant). A summary goes to stderr. docs/MBR.md says what is computed.
 """

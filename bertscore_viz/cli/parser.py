@@ -8,6 +8,7 @@ import argparse
 
 from bertscore_viz.distributed.options import DEFAULT_BLOCK_SEGMENTS, EMPTY_SCORE, EMPTY_SKIP
 from bertscore_viz.engine.arguments import LONG_TEXT_MODES
+from bertscore_viz.evaluation import MAX_RESAMPLES, MIN_RESAMPLES
 
 __all__ = ["build_parser", "add_model_args", "EXAMPLES"]
 
@@ -164,7 +165,9 @@ def _correlate(sub) -> None:
     p.add_argument("--idf", action="store_true", help="weight tokens by idf from the references")
     p.add_argument("--long_texts", "--long-texts", default="truncate", choices=LONG_TEXT_MODES,
                    help="texts past the model's maximum: truncate (default, bert-score's) or window (scored whole)")
-    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    p.add_argument("--resamples", type=int, default=1000,
+                   help=f"bootstrap resamples: 0 (no intervals, no test) or {MIN_RESAMPLES:,} to {MAX_RESAMPLES:,} "
+                        "(default 1000)")
     p.add_argument("--seed", type=int, default=12345, help="bootstrap seed (default 12345)")
     p.add_argument("--no-sentence-metrics", action="store_true", help="skip sentence chrF and BLEU")
     p.add_argument("--disagreements", type=int, default=0, metavar="N",

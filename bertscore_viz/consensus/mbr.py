@@ -40,6 +40,11 @@ def expected_utility(matrix: np.ndarray) -> np.ndarray:
 
     Returns:
         ``(N,)`` float64: ``mean_{j != i} matrix[i, j]`` (NaN if any of them is NaN); all NaN when ``N == 1``.
+
+    Each row's values are summed in sorted order, not in column order: two identical samples have the same
+    values in another order (each has the other's copy where the other has itself), and float addition in
+    column order made their utilities differ in the last bits, so "ties to the lowest index" failed for them.
+    Sorted, the same values give the same sum exactly; any other sample's sum moves by rounding only (< 1e-15).
     """
     u = np.asarray(matrix, dtype=np.float64)
     n = u.shape[0]
@@ -48,7 +53,7 @@ def expected_utility(matrix: np.ndarray) -> np.ndarray:
     if n < 2:
         return np.full(n, np.nan)
     off = ~np.eye(n, dtype=bool)
-    return np.where(off, u, 0.0).sum(axis=1) / (n - 1)
+    return np.sort(np.where(off, u, 0.0), axis=1).sum(axis=1) / (n - 1)  # canonical order: duplicates tie
 
 
 def best_index(values: np.ndarray) -> int | None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -33,14 +33,17 @@ def check_texts(values, what: str) -> list[str]:
     """A list of strings from any iterable of strings (list, tuple, numpy array, generator), each valid Unicode.
 
     Raises:
-        InputError: a single string, a non-iterable, a non-string element, or a string holding a lone surrogate
-            (which no tokenizer can read), naming the index.
+        InputError: a single string, a non-iterable, a mapping (a dict's keys are not texts), a non-string element,
+            or a string holding a lone surrogate (which no tokenizer can read), naming the index.
     """
     if isinstance(values, str):
         raise InputError(f"Expected a list of {what} strings, got a single string {shorten(values)}. "
                          f"Wrap it in a list: [{shorten(values)}].")
     if isinstance(values, (bytes, bytearray)) or not isinstance(values, Iterable):
         raise InputError(f"Expected a list of {what} strings, got {type(values).__name__} {shorten(values)}.")
+    if isinstance(values, Mapping):  # iterating a dict gives its keys: {'x': 1} was scored as the text 'x'
+        raise InputError(f"Expected a list of {what} strings, got a {type(values).__name__} {shorten(values)} "
+                         "(whose keys would be read as the texts). Give a list of strings.")
     out = list(values)
     for i, v in enumerate(out):
         if isinstance(v, np.str_):
@@ -67,7 +70,7 @@ def normalize_inputs(candidates, references) -> tuple[list[str], list[list[str]]
     cands = check_texts(candidates, "candidate")
     if isinstance(references, str):
         raise InputError(f"Expected a list of references, got a single string {shorten(references)}.")
-    if isinstance(references, (bytes, bytearray)) or not isinstance(references, Iterable):
+    if isinstance(references, (bytes, bytearray, Mapping)) or not isinstance(references, Iterable):
         raise InputError(f"Expected a list of references (strings, or lists of strings for several references per "
                          f"candidate), got {type(references).__name__} {shorten(references)}.")
     refs_in = list(references)
@@ -81,7 +84,7 @@ def normalize_inputs(candidates, references) -> tuple[list[str], list[list[str]]
         if isinstance(r, (str, np.str_)):
             groups.append(check_texts([r], "reference"))
             continue
-        if isinstance(r, (bytes, bytearray)) or not isinstance(r, Iterable):
+        if isinstance(r, (bytes, bytearray, Mapping)) or not isinstance(r, Iterable):
             raise InputError(f"Reference {i} is {type(r).__name__} {shorten(r)}; expected a string or a list of "
                              "strings.")
         group = check_texts(r, f"reference of candidate {i}")

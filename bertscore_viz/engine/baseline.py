@@ -22,7 +22,7 @@ import numpy as np
 
 from bertscore_viz.engine.arguments import check_lang
 from bertscore_viz.errors import BaselineError, shorten
-from bertscore_viz.locations import BASELINE_DIR
+from bertscore_viz.locations import BASELINE_DIR, read_regular
 
 __all__ = ["full_paths", "display_path", "BaselineTable", "check_values", "MAX_BASELINE_CHARS", "parse_baseline",
            "read_baseline", "format_baseline", "shipped_baseline_path", "languages_with_baseline", "find_baseline"]
@@ -177,8 +177,7 @@ def read_baseline(path: str | Path) -> BaselineTable:
     if path.is_dir():
         raise BaselineError(f"The baseline file {shown} is a directory; give the file (LAYER,P,R,F).")
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_BASELINE_CHARS + 1)
+        data = read_regular(path, MAX_BASELINE_CHARS + 1)  # a pipe in a baseline folder is refused, not read
         if len(data) > MAX_BASELINE_CHARS:
             raise BaselineError(f"The baseline file {shown} is larger than {MAX_BASELINE_CHARS // 1024} KB; a baseline "
                                 "file (one row per layer) is far smaller. Is it the right file?")

@@ -27,6 +27,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 import torch
 import transformers
+from safetensors import SafetensorError
 from transformers import AutoModel, T5EncoderModel
 
 from bertscore_viz.engine.cache import CACHE, EmbeddingCache
@@ -38,6 +39,7 @@ from bertscore_viz.engine.tokenizer import (
 )
 from bertscore_viz.engine.windows import WindowPlan, assemble, plan_windows
 from bertscore_viz.errors import ModelError
+from bertscore_viz.models.folder import LOAD_ERRORS, load_error
 from bertscore_viz.models.hub import hub_kwargs
 from bertscore_viz.models.spec import ModelSpec
 
@@ -238,20 +240,15 @@ class Encoder:
         self.transformers_version = transformers.__version__
         transformers.utils.logging.set_verbosity_error()
         transformers.utils.logging.disable_progress_bar()
+        tokenizer = load_tokenizer(spec, kwargs)  # a ModelError of its own for a tokenizer that cannot tokenize
         try:
-            tokenizer = load_tokenizer(spec, kwargs)
             if "t5" in spec.source.lower():
 
                 model = T5EncoderModel.from_pretrained(spec.source, **kwargs)
             else:
                 model = AutoModel.from_pretrained(spec.source, **kwargs)
-        except (OSError, ValueError, ImportError) as exc:
-            raise ModelError(
-                f"Could not load model {spec.name!r} from {spec.source!r}: {str(exc).splitlines()[0][:300]}. "
-                "A hub name needs internet access or a copy in the Hugging Face cache; otherwise give a local "
-                "directory holding config.json, the tokenizer and the weights, or use the bundled model "
-                "'all-MiniLM-L6-v2'."
-            ) from exc
+        except LOAD_ERRORS + (SafetensorError,) as exc:  # a pickle that would run code, a cut file, ...: one line
+            raise load_error("model", spec.name, spec.source, exc) from None
         if hasattr(model, "decoder") and hasattr(model, "encoder"):
             model = model.encoder
         model.eval()
@@ -259,7 +256,8 @@ class Encoder:
         self.model = model.to(device=self.device, dtype=dtype)
         self.tokenizer = tokenizer
         config = getattr(self.model, "config", None)
-        n = getattr(config, "num_hidden_layers", None) or getattr(config, "n_layers", None)
+        n = getattr(config, "num_hidden_layers", None)
+        n = getattr(config, "n_layers", None) if n is None else n  # 0 is a depth (refused below), not "unknown"
         self._select_hidden_states = _install_hidden_state_hooks(self.model)
         if n is None or self._select_hidden_states is None:
             # Hooks could not be installed without a pass (or the depth is unknown): one full pass does both.
@@ -269,6 +267,9 @@ class Encoder:
             n = n if n is not None else len(out.hidden_states) - 1
             self._select_hidden_states = False
         self.num_layers = int(n)
+        if self.num_layers < 1:
+            raise ModelError(f"The model {spec.name!r} has no transformer layer (num_hidden_layers = "
+                             f"{self.num_layers}); BERTScore needs a model with at least one.")
         self.max_length = tokenizer_max_length(tokenizer)
         self.special_ids = frozenset(
             i for i in (tokenizer.cls_token_id, tokenizer.sep_token_id) if i is not None

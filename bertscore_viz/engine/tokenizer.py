@@ -13,6 +13,7 @@ import transformers
 from transformers import AutoTokenizer
 
 from bertscore_viz.errors import ModelError
+from bertscore_viz.models.folder import LOAD_ERRORS, load_error
 from bertscore_viz.models.hub import hub_kwargs
 from bertscore_viz.models.spec import ModelSpec
 
@@ -45,11 +46,25 @@ class Tokenized:
 
 def load_tokenizer(spec: ModelSpec, kwargs: dict):
     """The model's tokenizer as the reference tokenizes: a GPT-2/RoBERTa BPE tokenizer with ``add_prefix_space=True``.
-    ``kwargs``: ``from_pretrained``'s (``local_files_only`` or the hub's); loading errors propagate to the caller."""
+    ``kwargs``: ``from_pretrained``'s (``local_files_only`` or the hub's).
 
-    tokenizer = AutoTokenizer.from_pretrained(spec.source, **kwargs)
-    if isinstance(tokenizer, _bpe_prefix_classes()):
-        tokenizer = AutoTokenizer.from_pretrained(spec.source, add_prefix_space=True, **kwargs)
+    Raises:
+        ModelError: the tokenizer cannot be loaded, or cannot tokenize a word (one line, whatever raised it)."""
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(spec.source, **kwargs)
+        if isinstance(tokenizer, _bpe_prefix_classes()):
+            tokenizer = AutoTokenizer.from_pretrained(spec.source, add_prefix_space=True, **kwargs)
+    except LOAD_ERRORS as exc:
+        raise load_error("the tokenizer of", spec.name, spec.source, exc) from None
+    try:  # a tokenizer that loads but cannot tokenize (an empty vocab.txt: "Missing [UNK] token") fails here
+        ids = tokenizer("a", add_special_tokens=False)["input_ids"]
+    except Exception as exc:  # noqa: BLE001  tokenizers raises a bare Exception; any failure means the same
+        raise ModelError(f"The tokenizer of {spec.name!r} cannot tokenize text ({str(exc).strip()[:200]}); check "
+                         "its files (tokenizer.json, vocab.txt).") from None
+    if not ids:
+        raise ModelError(f"The tokenizer of {spec.name!r} gives no token for the text 'a'; check its files "
+                         "(tokenizer.json, vocab.txt).")
     return tokenizer
 
 
@@ -89,11 +104,7 @@ class TextTokenizer:
 
             kwargs = {"local_files_only": True} if spec.local else hub_kwargs(spec)
             transformers.utils.logging.set_verbosity_error()
-            try:
-                tokenizer = load_tokenizer(spec, kwargs)
-            except (OSError, ValueError, ImportError) as exc:
-                raise ModelError(f"Could not load the tokenizer of {spec.name!r} from {spec.source!r}: "
-                                 f"{str(exc).splitlines()[0][:300]}.") from None
+            tokenizer = load_tokenizer(spec, kwargs)  # its errors are ModelErrors
         self.spec = spec
         self.tokenizer = tokenizer
         self.max_length = tokenizer_max_length(tokenizer)

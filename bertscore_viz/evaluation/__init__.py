@@ -3,3 +3,9 @@ as sacrebleu, clusters, Holm; randomization: approximate randomization; sacreble
 BERTScore; power), agreement with human judgments at every level (correlation, resampled, levels, human_agreement,
 disagreements; layer_tuning), what a score means (calibration) and when the metric is fooled (perturb, audit), the
 results file of a Ray run (results_file), and paper-ready tables (latex)."""
+
+#: The bootstrap of agreement with humans (``correlate --resamples``, the Agreement page): 0 resamples (no
+#: intervals, no test of the lead) or from MIN_RESAMPLES to MAX_RESAMPLES. Here, with no import, so that the command
+#: line's parser states them without loading scipy.
+MIN_RESAMPLES = 100
+MAX_RESAMPLES = 100_000

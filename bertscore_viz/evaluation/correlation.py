@@ -38,6 +38,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
+from bertscore_viz.errors import InputError
+from bertscore_viz.evaluation import MAX_RESAMPLES, MIN_RESAMPLES
 from bertscore_viz.evaluation import levels as lv
 from bertscore_viz.evaluation.resampled import (
     counts_of,
@@ -48,13 +50,29 @@ from bertscore_viz.evaluation.resampled import (
 )
 from bertscore_viz.evaluation.significance import DEFAULT_SAMPLES, DEFAULT_SEED
 
-__all__ = ["STATISTICS", "SYSTEM_STATISTICS", "Agreement", "Lead", "LevelResult", "agreement", "best_metrics",
+__all__ = ["STATISTICS", "SYSTEM_STATISTICS", "MIN_RESAMPLES", "MAX_RESAMPLES", "check_resamples", "Agreement",
+           "Lead", "LevelResult", "agreement", "best_metrics",
            "correlation", "percentile_interval", "resample_indices", "usable_pairs"]
 
 STATISTICS = ("pearson", "spearman", "kendall")
 SYSTEM_STATISTICS = ("pearson", "kendall")
 #: Resamples drawn per block (bounded memory: at most this many cells of the index matrix at once).
 _BLOCK_CELLS = 2_000_000
+
+
+def check_resamples(n_samples, minimum: int = 1) -> int:
+    """The bootstrap's number of resamples: 0 (no intervals, no test of the lead), or a whole number from
+    ``minimum`` (the command line and the app: :data:`MIN_RESAMPLES`, below which a 95% interval is no use) to
+    :data:`MAX_RESAMPLES` (the resampled statistics of every metric, level and statistic are kept for the
+    percentiles, so memory grows with the count; the resampling itself is drawn in blocks); else an InputError
+    naming the bounds."""
+    if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)):
+        raise InputError(f"The number of bootstrap resamples must be a whole number, got {n_samples!r}.")
+    if n_samples != 0 and not minimum <= n_samples <= MAX_RESAMPLES:
+        raise InputError(f"The number of bootstrap resamples must be 0 (no intervals, no test) or from {minimum:,} "
+                         f"to {MAX_RESAMPLES:,} (MAX_RESAMPLES: every resampled statistic is kept in memory), got "
+                         f"{n_samples:,}.")
+    return int(n_samples)
 
 
 # --- one statistic ------------------------------------------------------------------------------------------------
@@ -133,6 +151,9 @@ class Lead:
     def sentence(self, alpha: float = 0.05) -> str:
         what = f"{self.level.split('_')[0]}-level {self.statistic.capitalize()}" + (
             " against the human system scores" if self.level == "system_gold" else "")
+        if math.isnan(self.p_value):  # no resamples were drawn: there is no verdict to give
+            return (f"{self.best} leads {self.second} on {what} by {self.difference:+.4f} (not tested: no "
+                    "bootstrap resamples were drawn).")
         verdict = "significantly" if self.significant(alpha) else "not significantly"
         how = lv.RESAMPLED.get(self.level, "resampling the outputs")
         return (f"{self.best} leads {self.second} on {what} by {self.difference:+.4f}: {verdict} "
@@ -415,10 +436,12 @@ def agreement(metrics: dict[str, np.ndarray], human, systems=None, n_samples: in
         :class:`Agreement`.
 
     Raises:
-        ValueError: an unknown ``primary``, or arrays of different lengths.
+        ValueError: an unknown ``primary``, or arrays of different lengths; InputError: ``n_samples`` negative,
+            not a whole number or above MAX_RESAMPLES.
     """
     if primary not in STATISTICS:
         raise ValueError(f"primary must be one of {', '.join(STATISTICS)}, got {primary!r}.")
+    n_samples = check_resamples(n_samples)
     keep, dropped = usable_pairs(metrics, human)
     names = list(metrics)
     h = np.asarray(human, dtype=np.float64)[keep]

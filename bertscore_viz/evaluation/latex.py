@@ -5,13 +5,15 @@ Built from :class:`bertscore_viz.evaluation.compare.Comparison` (every system's 
 :class:`bertscore_viz.evaluation.significance.Significance` (intervals, tests, clusters; the metric tested is its
 ``metric``). Rows are in the significance order (best first); a ``\\midrule`` separates clusters, so every system
 above a rule is significantly better than every system below it. The best P, R and F1 are bold. System names and
-the signature are escaped (``& % $ # _ { } ~ ^ \\ < > |``), so any name compiles. Needs ``\\usepackage{booktabs}``;
-:func:`latex_document` wraps a table in a document that compiles with pdflatex.
+the signature are escaped (``& % $ # _ { } ~ ^ \\ < > |``; control, format and private-use characters and lone
+surrogates are written as their code point, ``[U+001B]``), so any name compiles and prints on a terminal as text.
+Needs ``\\usepackage{booktabs}``; :func:`latex_document` wraps a table in a document that compiles with pdflatex.
 """
 
 from __future__ import annotations
 
 import math
+import unicodedata
 
 from bertscore_viz.evaluation.compare import Comparison
 from bertscore_viz.evaluation.significance import Significance, format_p
@@ -35,11 +37,23 @@ def latex_escape(text: str, breakable: bool = False) -> str:
     >>> latex_escape("A&B_50% {x}")
     'A\\\\&B\\\\_50\\\\% \\\\{x\\\\}'
     """
-    out = "".join(_SPECIALS.get(c, c) for c in str(text))
+    out = "".join(_SPECIALS.get(c) or _invisible(c) or c for c in str(text))
     if breakable:
         for c in (r"\_", "=", "(", "/"):
             out = out.replace(c, c + r"\allowbreak{}")
     return out
+
+
+def _invisible(c: str) -> str | None:
+    """A character TeX cannot set or a terminal would act on (control characters such as NUL, ESC, form feed and
+    DEL, lone surrogates, format and private-use characters), written as its code point (``[U+001B]``); a line or
+    paragraph separator as a space; None for any other character."""
+    category = unicodedata.category(c)
+    if category in ("Zl", "Zp"):
+        return " "
+    if category in ("Cc", "Cs", "Cf", "Co", "Cn"):
+        return f"[U+{ord(c):04X}]"
+    return None
 
 
 def _number(x: float, digits: int, signed: bool = False) -> str:

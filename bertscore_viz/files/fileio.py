@@ -22,7 +22,7 @@ from typing import IO, Callable
 from bertscore_viz.errors import BertScoreVizError
 
 __all__ = ["TEMP_PREFIX", "STALE_SECONDS", "OutputError", "atomic_write", "atomic_write_bytes", "atomic_write_text",
-           "atomic_write_via", "atomic_write_many", "check_writable", "remove_stale_temporaries"]
+           "atomic_write_via", "atomic_write_many", "check_writable", "remove_stale_temporaries", "tsv_field"]
 
 TEMP_PREFIX = ".tmp-bertscore-viz-"
 #: A temporary file of ours untouched for this long belongs to a writer that died; a live writer is far quicker.
@@ -231,3 +231,26 @@ def _fsync_directory(directory: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+#: What :func:`tsv_field` writes for each character that would break a TSV row or be ambiguous in one.
+_TSV_ESCAPES = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
+#: Other characters that end a line for ``str.splitlines`` (vertical tab, form feed, file/group/record separators,
+#: NEL, line and paragraph separators): written as ``\xNN`` / ``\uNNNN``.
+_TSV_LINE_BREAKS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+def tsv_field(value: object) -> str:
+    """A value as one TSV cell that keeps its row whole and reads back exactly: a backslash is written ``\\\\``,
+    a tab ``\\t``, a line feed ``\\n``, a carriage return ``\\r`` and the other line breaks of ``str.splitlines``
+    as ``\\xNN`` / ``\\uNNNN`` (the escapes of PostgreSQL's text format and of Python's string literals): undo each
+    escape to read the value back."""
+    out = []
+    for c in str(value):
+        if c in _TSV_ESCAPES:
+            out.append(_TSV_ESCAPES[c])
+        elif c in _TSV_LINE_BREAKS:
+            out.append(f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
+        else:
+            out.append(c)
+    return "".join(out)

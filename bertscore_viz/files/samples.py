@@ -14,6 +14,7 @@ from pathlib import Path
 
 from bertscore_viz.consensus import ConsensusResult
 from bertscore_viz.errors import InputError, shorten
+from bertscore_viz.files.fileio import tsv_field
 from bertscore_viz.files.limits import loads
 from bertscore_viz.files.textfile import decode_text, read_bytes, read_text_lines, split_lines
 
@@ -123,7 +124,9 @@ def read_groups(samples: str | Path, group_size: int | None = None, groups_file:
 
 
 def format_tsv(result: ConsensusResult) -> str:
-    """One TSV row per input (header first); tabs and line breaks inside texts become spaces."""
+    """One TSV row per input (header first); tabs and line breaks inside texts become spaces; an id is written
+    with :func:`~bertscore_viz.files.fileio.tsv_field`'s escapes (``\\t``, ``\\n``, ``\\r``, ``\\\\``), so that it
+    keeps its row whole and reads back exactly."""
     with_refs = any(g.reference_scores is not None for g in result.groups)
     head = ["id", "n_samples", "chosen", "expected_utility", "ranking"]
     if with_refs:
@@ -134,7 +137,7 @@ def format_tsv(result: ConsensusResult) -> str:
         return "" if x is None or x != x else f"{x:.6f}"
 
     for g in result.groups:
-        row = [str(g.id), str(len(g)), str(g.chosen), num(g.chosen_utility), ",".join(map(str, g.order.tolist()))]
+        row = [tsv_field(g.id), str(len(g)), str(g.chosen), num(g.chosen_utility), ",".join(map(str, g.order.tolist()))]
         if with_refs:
             row += ([num(g.chosen_score), str(g.oracle), num(g.oracle_score), num(g.gap), str(g.reference_rank)]
                     if g.reference_scores is not None else [""] * 5)

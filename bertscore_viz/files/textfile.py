@@ -19,6 +19,7 @@ from pathlib import Path
 
 from bertscore_viz.errors import InputError
 from bertscore_viz.files.formats import identify_binary, looks_binary, wide_encoding
+from bertscore_viz.locations import NotRegularFile, read_regular
 
 __all__ = ["decode_text", "split_lines", "read_bytes", "read_text_lines"]
 
@@ -68,9 +69,12 @@ def read_bytes(path: str | Path, what: str) -> bytes:
         raise InputError(f"The {what} {path} is not a regular file (a pipe, socket or device); save its content "
                          "to a file and give that.")
     try:
-        return path.read_bytes()
+        return read_regular(path)  # checked again on the opened file: one swapped for a pipe meanwhile is refused
     except FileNotFoundError:
         raise InputError(f"The {what} {path} does not exist.") from None
+    except NotRegularFile:
+        raise InputError(f"The {what} {path} is not a regular file (a pipe, socket or device); save its content "
+                         "to a file and give that.") from None
     except OSError as exc:
         raise InputError(f"The {what} {path} cannot be read: {exc.strerror or exc}.") from None
 

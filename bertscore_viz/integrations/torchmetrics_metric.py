@@ -32,6 +32,7 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
+from bertscore_viz.engine.arguments import check_texts
 from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.errors import InputError, ModelError, shorten
 from bertscore_viz.integrations import missing_package
@@ -158,7 +159,7 @@ class BERTScore(Metric):
 
         Raises:
             InputError: non-string texts, unequal numbers of predictions and targets, a prediction without
-                references.
+                references, a text holding a lone surrogate (named by index and position).
         """
         preds, target = _texts(preds, "preds"), _texts(target, "target")
         if len(preds) != len(target):
@@ -171,6 +172,8 @@ class BERTScore(Metric):
         if bad is not None or any(not g for g in groups):
             raise InputError("Every prediction must be a string with at least one reference string; check the "
                              f"{'prediction' if bad is not None and bad < len(preds) else 'targets'} given.")
+        check_texts(preds, "prediction")  # a lone surrogate: named by index, not a UnicodeEncodeError from _encode
+        check_texts(flat, "reference (all targets in order)")
         for prefix, texts in (("preds", preds), ("target", flat)):
             data, lengths = _encode(texts, self.device)
             getattr(self, f"{prefix}_bytes").append(data)

@@ -18,6 +18,7 @@ from bertscore_viz.models.catalog import (
     installed_path,
     models_home,
 )
+from bertscore_viz.models.folder import check_model_folder, check_model_name_length, is_dir
 from bertscore_viz.models.known import (
     BUNDLED_ALIASES,
     BUNDLED_DEFAULT_LAYER,
@@ -82,17 +83,19 @@ def resolve_model(model: str | os.PathLike | None = None) -> ModelSpec:
         The spec. Hub names are not checked here: loading says clearly when they cannot be fetched.
 
     Raises:
-        ModelError: for an empty name, or a path that looks local but does not exist.
+        ModelError: for an empty name, a name longer than ``MAX_MODEL_NAME_CHARS``, a path that looks local but
+            does not exist, or a local folder that fails ``models.folder.check_model_folder`` (config, weights).
     """
     if model is None:
         model = BUNDLED_MODEL_NAME
     text = str(model).strip()
     if not text:
         raise ModelError("The model name is empty. Leave it unset for the bundled model, or give a name or path.")
+    check_model_name_length(text)
     if text in BUNDLED_ALIASES:
         return ModelSpec(BUNDLED_MODEL_NAME, str(bundled_model_path()), BUNDLED_DEFAULT_LAYER, bundled=True, local=True)
     path = Path(text).expanduser()
-    if path.is_dir():  # an existing directory wins over a catalog name that happens to be spelled the same
+    if is_dir(path):  # an existing directory wins over a catalog name that happens to be spelled the same
         if not (path / "config.json").is_file():
             raise ModelError(
                 f"The directory {path} holds no config.json, so it is not a Hugging Face model directory. "
@@ -100,6 +103,7 @@ def resolve_model(model: str | os.PathLike | None = None) -> ModelSpec:
             )
         if path.resolve() == bundled_model_path():
             return ModelSpec(BUNDLED_MODEL_NAME, str(path.resolve()), BUNDLED_DEFAULT_LAYER, bundled=True, local=True)
+        check_model_folder(path)  # before transformers reads a byte of it (models/folder.py)
         installed = _installed_catalog_dir(path)
         if installed is not None:
             return installed

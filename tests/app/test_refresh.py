@@ -165,3 +165,25 @@ def test_the_browser_secret_is_the_xsrf_token_whatever_its_mask():
     assert one == two == bytes.fromhex("7eccfa6e3770ae47196ebefb1891567c") and other != one
     for bad in (None, "", "2|zz|00|1", "2|0011|aa|1", "nothex", "2|00112233||1"):
         assert persist.xsrf_token_bytes(bad) is None
+
+
+def test_a_read_only_link_larger_than_the_kept_limit_is_refused_and_evicts_no_one(worked, monkeypatch):
+    """Issue 46: ``share()`` did not check the bound that ``save()`` checks: work larger than ``KEPT_MB`` was
+    stored, evicted every other session's kept work and then itself (a dead link). Now it is refused with a
+    message, and the other sessions' work stays."""
+    owner, _ = worked
+    other = _open(monkeypatch, OTHER)
+    other.sidebar.slider(key=f"layer::{BUNDLED_MODEL_NAME}").set_value(2).run()
+    other_key = _token(other)
+    kept = persist.kept_sessions()
+    assert other_key in kept
+    work = persist.estimate_size({k: owner.session_state[k] for k in persist.WORK_KEYS if k in owner.session_state})
+    assert work > 4 * kept[other_key]
+    monkeypatch.setattr(config, "_POLICY", config.Policy(kept_mb=(work // 2) / 2**20))  # the other's fits
+    monkeypatch.setattr(persist, "browser_secret", lambda: BROWSER)
+    owner.sidebar.button(key="share_make").click().run()
+    assert not owner.exception, owner.exception
+    assert persist.OWN_SHARE_KEY not in owner.session_state
+    shown = " ".join(str(e.value).replace("\\", "") for e in owner.error)  # markdown-escaped: KEPT\_MB
+    assert "larger than the server keeps" in shown and "KEPT_MB" in shown, shown
+    assert other_key in persist.kept_sessions()  # nobody else's work was evicted

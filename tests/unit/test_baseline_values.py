@@ -6,6 +6,10 @@ app's baseline folder, it reached every later session ("F1 nan (rescaled; 95% CI
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -105,6 +109,21 @@ def test_a_huge_or_binary_file_is_not_a_baseline(tmp_path):
         parse_baseline("LAYER,P,R,F\n0,0.5,0.5,0.5\x00\n", "nul.tsv")
     with pytest.raises(BaselineError, match="is a directory"):
         read_baseline(tmp_path)
+
+
+def test_a_pipe_in_the_saved_folder_is_ignored_and_logged_never_read(tmp_path):
+    """Issue 46: a FIFO in ``BASELINE_DIR`` was opened and read, which waits for a writer for ever (a directory or
+    a symlink there was already ignored). Run in its own process so that a hang fails the test instead of the run."""
+    path = baseline_store.saved_baseline_path(tmp_path, "en", "all-MiniLM-L6-v2")
+    path.parent.mkdir(parents=True)
+    os.mkfifo(path)
+    code = ("import logging, sys; logging.basicConfig(); from bertscore_viz.serving import baseline_store; "
+            "print(baseline_store.saved_baseline(sys.argv[1], 'en', 'all-MiniLM-L6-v2'))")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "None", done.stderr
+    assert "ignoring the saved baseline" in done.stderr and "a pipe (FIFO), not a regular file" in done.stderr
+    with pytest.raises(BaselineError, match="cannot be read: it is a device, not a regular file"):
+        read_baseline("/dev/zero")  # --baseline_path /dev/zero: refused, not read up to the size limit
 
 
 @pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])

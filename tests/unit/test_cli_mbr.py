@@ -152,3 +152,24 @@ def test_read_groups_keeps_text_order_and_tabs_out_of_tsv(tmp_path, capsys):
     assert cli("mbr", "--samples", str(tmp_path / "s.txt"), "--group-size", "1") == 0
     rows = read_tsv(capsys.readouterr().out)
     assert rows[0]["text"] == "x y" and rows[0]["expected_utility"] == ""  # one sample: NaN, left empty
+
+
+def test_ids_with_tabs_and_line_breaks_keep_every_row_whole(tmp_path, capsys):
+    """Issue 46: an id holding a tab or a newline broke its TSV row (an extra column, a row cut in two). Ids are
+    escaped (documented in cli/mbr.py and docs/MBR.md) and read back exactly."""
+    ids = ["a\tb", "c\nd", "e\\f\r\u2028g"]
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps({"id": i, "samples": g}) + "\n" for i, g in zip(ids, SAMPLES)),
+                    encoding="utf-8")
+    out_path = tmp_path / "out.tsv"
+    assert cli("mbr", "--samples", str(path), "-o", str(out_path)) == 0
+    capsys.readouterr()
+    text = out_path.read_text(encoding="utf-8")
+    lines = text.splitlines()  # every line break Python knows, not only "\n"
+    assert len(lines) == 1 + len(ids)
+    assert len({len(line.split("\t")) for line in lines}) == 1
+    written = [line.split("\t")[0] for line in lines[1:]]
+    assert written == ["a\\tb", "c\\nd", "e\\\\f\\r\\u2028g"]
+    unescape = {"\\t": "\t", "\\n": "\n", "\\r": "\r", "\\\\": "\\", "\\u2028": "\u2028"}
+    import re
+    assert [re.sub(r"\\u2028|\\.", lambda m: unescape[m.group()], w) for w in written] == ids

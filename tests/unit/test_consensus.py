@@ -8,6 +8,7 @@ dropped, swapped, repeated, or borrowed from the reference), so the tests run on
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -238,6 +239,29 @@ def test_duplicates_count_as_samples_and_ties_go_to_the_lowest_index(layer4):
     assert g.expected_utility[1] == g.expected_utility[3]  # copies tie exactly
     assert g.chosen == 1 and g.order.tolist()[:2] == [1, 3] and g.rank.tolist()[3] == 2
     assert any("tie" in n for n in g.notes)
+
+
+def test_identical_samples_tie_exactly_where_column_order_sums_made_the_copy_win(layer4):
+    """Issue 46: a copy's row holds the same values as the first's in another order, and summing them in column
+    order gave the later copy a larger expected utility by the last bits (2.2e-16), so it was chosen against the
+    documented "ties go to the lowest index". Real model, a real group with its best sample copied at every pair of
+    places, each embedded afresh; the old sum is recomputed to show the places where the copy won before."""
+    samples, _ = make_group(1, 6)
+    top = samples[consensus([samples], scorer=layer4, token_support=False)[0].chosen]
+    rest = [s for s in samples if s != top][:4]
+    copy_won = 0
+    for a, b in itertools.combinations(range(6), 2):
+        dup = list(rest)
+        dup.insert(a, top)
+        dup.insert(b, top)
+        with layer4.encoder.private_cache():  # the same bits whatever earlier tests embedded
+            g = consensus([dup], scorer=layer4, token_support=False)[0]
+        u = g.matrices.matrix("f1")
+        column_order = np.where(~np.eye(6, dtype=bool), u, 0.0).sum(axis=1) / 5
+        copy_won += int(np.argmax(column_order)) == b
+        assert g.expected_utility[a] == g.expected_utility[b] and g.chosen == a and g.order.tolist()[:2] == [a, b]
+        np.testing.assert_allclose(g.expected_utility, column_order, rtol=0, atol=1e-12)  # numbers unchanged
+    assert copy_won > 0  # the old sum broke the rule somewhere here
 
 
 def test_one_sample_is_chosen_with_nan_utility(layer4):

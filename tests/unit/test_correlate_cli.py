@@ -85,7 +85,7 @@ def direct_ranking(metric: np.ndarray, human: np.ndarray, groups: np.ndarray, n:
 
 
 def test_the_disagreements_equal_a_direct_ranking_of_the_same_scores(rated_file, capsys):
-    assert correlate(["--input", str(rated_file), "--json", "--resamples", "20"], disagreements=4) == 0
+    assert correlate(["--input", str(rated_file), "--json", "--resamples", "100"], disagreements=4) == 0
     out = json.loads(capsys.readouterr().out)
     frame = pd.read_csv(rated_file)
     cands, refs = frame["candidate"].tolist(), frame["reference"].tolist()
@@ -107,7 +107,7 @@ def test_the_disagreements_equal_a_direct_ranking_of_the_same_scores(rated_file,
 
 
 def test_the_text_report_marks_the_best_of_each_level_and_lists_the_disagreements(rated_file, capsys):
-    assert correlate(["--input", str(rated_file), "--resamples", "20"], disagreements=2, within="all") == 0
+    assert correlate(["--input", str(rated_file), "--resamples", "100"], disagreements=2, within="all") == 0
     text = capsys.readouterr().out
     assert "segment level (outputs resampled)" in text and "system level, 3 systems" in text
     assert "* best in its column at that level" in text
@@ -147,7 +147,7 @@ def mtme_set(root: Path) -> Path:
 
 def test_the_mt_metrics_eval_layout(tmp_path, capsys):
     ts = mtme_set(tmp_path)
-    assert correlate(["--example", "wmt16", "--json", "--resamples", "20"], mtme=str(ts), lp="de-en") == 0
+    assert correlate(["--example", "wmt16", "--json", "--resamples", "100"], mtme=str(ts), lp="de-en") == 0
     out = json.loads(capsys.readouterr().out)
     assert out["n_pairs"] == 47 and out["n_systems"] == 4 and out["input"]["human_column"] == "wmt-z"
     assert out["n_gold_systems"] == 3 and "system_gold" in out["metrics"]["BERTScore-F1"]
@@ -161,3 +161,26 @@ def test_the_mt_metrics_eval_layout(tmp_path, capsys):
         stats.pearsonr(means, [0.1, 0.4, 0.2])[0], abs=1e-6)
     assert correlate(["--example", "wmt16"], mtme=str(ts)) == 2
     assert "--mtme needs --lp: the language pairs of the folder" in capsys.readouterr().err
+
+
+def test_the_resample_count_is_bounded_and_zero_gives_no_verdict(rated_file, capsys):
+    """Issue 46: ``--resamples 0`` printed a verdict ("not significantly ... p = nan"); ``--resamples 50000000``
+    grew memory for 100 s and ended in a MemoryError trace. The count is 0 or MIN_RESAMPLES to MAX_RESAMPLES (in
+    --help), refused before the model loads; the library refuses above MAX_RESAMPLES."""
+    import time
+
+    from bertscore_viz.errors import InputError
+    from bertscore_viz.evaluation import MAX_RESAMPLES, MIN_RESAMPLES
+    from bertscore_viz.evaluation.correlation import agreement
+
+    for bad in ("50000000", str(MAX_RESAMPLES + 1), str(MIN_RESAMPLES - 1), "-1"):
+        start = time.monotonic()
+        assert main(["correlate", "--input", str(rated_file), "--resamples", bad]) == 2
+        err = capsys.readouterr().err
+        assert time.monotonic() - start < 10 and "--resamples must be 0" in err and "Traceback" not in err, err
+        assert f"{MIN_RESAMPLES:,} to {MAX_RESAMPLES:,}" in err
+    assert main(["correlate", "--input", str(rated_file), "--resamples", "0", "--no-sentence-metrics"]) == 0
+    out = capsys.readouterr().out
+    assert "significantly" not in out and "p = nan" not in out and "not tested" in out
+    with pytest.raises(InputError, match="MAX_RESAMPLES"):
+        agreement({"m": np.arange(10.0)}, np.arange(10.0), n_samples=50_000_000)

@@ -93,6 +93,36 @@ def test_evaluate_refuses_with_a_message(metric, kwargs, message):
         metric.compute(predictions=["a cat"], references=["the cat"], **kwargs)
 
 
+@pytest.mark.parametrize("predictions, references, message", [
+    ("abc", ["abd"], "predictions is a single string 'abc'"),  # evaluate and bert-score both iterated characters
+    ("abc", "abd", "predictions is a single string"),
+    (["abc"], "abd", "references is a single string"),
+    (["a cat"], [None], "Reference 0 is NoneType None"),  # was a TypeError
+    (["a cat"], [5], "Reference 0 is int 5"),
+    (["a cat"], [{"x": 1}], "Reference 0 is dict"),  # was scored as the reference 'x'
+    (["a cat"], [["the cat", None]], "index 1 is NoneType"),
+    (["a\ud800cat"], ["the cat"], "lone surrogate"),
+])
+def test_evaluate_refuses_texts_it_would_misread(metric, predictions, references, message):
+    """Issue 46: a single string was scored one character at a time, None and numbers raised TypeError, a dict was
+    read as its keys. Each is the package's InputError (a ValueError, as the rest of the drop-in) before any
+    scoring, through compute, add_batch and add."""
+    with pytest.raises(InputError, match=message):
+        metric.compute(predictions=predictions, references=references, lang="en")
+    with pytest.raises(InputError, match=message):
+        metric.add_batch(predictions=predictions, references=references)
+    with pytest.raises(InputError, match="Reference 0 is NoneType"):
+        metric.add(prediction="a cat", reference=None)
+    assert metric.compute(predictions=["a cat"], references=[["the cat"]], lang="en")["f1"][0] > 0.5
+
+
+def test_a_dict_is_not_a_list_of_texts_anywhere():
+    """The class behind the drop-in's dict: the engine read a mapping as its keys for candidates and references."""
+    for cands, refs in ((["a cat"], {"the cat": 1}), ({"a cat": 1}, ["the cat"]), (["a cat"], [{"the cat": 1}])):
+        with pytest.raises(InputError, match="dict"):
+            Scorer().score(cands, refs)
+
+
 # --- torchmetrics ----------------------------------------------------------------------------------------------------
 def test_torchmetrics_update_compute_forward_reset():
     cands, refs = real("mt-system"), real("reference")
@@ -168,6 +198,12 @@ def test_torchmetrics_accepts_the_models_own_max_length_and_checks_updates():
         m.update([3], ["c"])
     with pytest.raises(InputError, match="as a string or a list"):
         m.update(None, ["c"])
+    # issue 46: a lone surrogate raised a raw UnicodeEncodeError from the byte states
+    with pytest.raises(InputError, match=r"prediction at index 1 .* lone surrogate '\\udc80' at position 1"):
+        m.update(["a", "b\udc80"], ["c", "d"])
+    with pytest.raises(InputError, match="lone surrogate"):
+        m.update(["a"], [["c", "\ud800"]])
+    assert all(getattr(m, name) == [] for name in TEXT_STATES)  # nothing half-kept
 
 
 @pytest.mark.slow  # a Python subprocess importing torch

@@ -125,3 +125,35 @@ def test_the_table_compiles_with_pdflatex(analysed, tmp_path):
     assert run.returncode == 0, run.stdout[-3000:]
     assert (tmp_path / "table.pdf").stat().st_size > 1000
     assert "Missing character" not in log and "Undefined control sequence" not in log
+
+
+CONTROL_NAMES = ["nul\x00sys", "esc\x1b[31mred", "form\x0cfeed", "del\x7fete", "c1\x85next", "zw\u200bsp",
+                 "lone\ud800half", "line\u2028sep"]
+
+
+def test_control_characters_are_written_as_code_points():
+    """Issue 46: NUL, ESC, form feed and DEL were kept, so the table did not compile and ``compare --latex`` sent a
+    raw ESC to the terminal."""
+    assert latex_escape("esc\x1b[31mred") == "esc[U+001B][31mred"
+    assert latex_escape("a\x00b\x7fc\x0cd") == "a[U+0000]b[U+007F]c[U+000C]d"
+    assert latex_escape("lone\ud800") == "lone[U+D800]" and latex_escape("x\u2028y") == "x y"
+    for name in CONTROL_NAMES:
+        escaped = latex_escape(name)
+        assert all(c.isprintable() for c in escaped), repr(escaped)
+        escaped.encode("utf-8")  # a lone surrogate no longer stops the file being written
+    assert latex_escape("naïve é") == "naïve é"  # printable text is untouched
+
+
+def test_a_table_of_control_character_names_compiles(tmp_path):
+    pdflatex = shutil.which("pdflatex")
+    if pdflatex is None:
+        pytest.fail(f"pdflatex is not installed: add `apt-get install -y --no-install-recommends {APT_PACKAGE}` "
+                    "to the CI setup (it brings pdflatex and booktabs).")
+    rows = "\n".join(rf"{latex_escape(name)} & 0.5 \\" for name in CONTROL_NAMES)
+    table = "\\begin{tabular}{lr}\n\\toprule\nSystem & F1 \\\\\n\\midrule\n" + rows + "\n\\bottomrule\n\\end{tabular}"
+    tex = tmp_path / "table.tex"
+    tex.write_text(latex_document(table), encoding="utf-8")
+    run = subprocess.run([pdflatex, "-interaction=nonstopmode", "-halt-on-error", tex.name], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout[-3000:]
+    assert (tmp_path / "table.pdf").stat().st_size > 1000

@@ -42,7 +42,7 @@ from bertscore_viz.app.ui import state
 from bertscore_viz.app.ui.cache import policy
 
 __all__ = ["QUERY_KEY", "SHARE_KEY", "XSRF_COOKIE", "browser_secret", "session_token", "restore", "save", "forget",
-           "share", "revoke_share", "shared_link", "kept_sessions", "is_work", "estimate_size"]
+           "share", "ShareTooLarge", "revoke_share", "shared_link", "kept_sessions", "is_work", "estimate_size"]
 
 QUERY_KEY = "s"
 SHARE_KEY = "view"
@@ -238,17 +238,33 @@ def save() -> None:
         _evict(time.time())
 
 
+class ShareTooLarge(ValueError):
+    """A read-only link was asked for work larger than everything the server keeps (``KEPT_MB``)."""
+
+
 def share() -> str:
     """A snapshot of this session's work under a new share key (replacing this session's earlier one), for
-    ``SHARE_HOURS``; returns the key. The snapshot is a deep copy: later changes here do not reach it."""
-    values = copy.deepcopy({k: st.session_state[k] for k in list(st.session_state.keys()) if is_work(k)})
+    ``SHARE_HOURS``; returns the key. The snapshot is a deep copy: later changes here do not reach it.
+
+    Work larger than ``KEPT_MB`` is refused (:class:`ShareTooLarge`, before any copy is made), as :func:`save`
+    does: kept, it would evict every other session's work and then itself, leaving a dead link. The session's
+    earlier link, if any, stays as it was."""
+    current = {k: st.session_state[k] for k in list(st.session_state.keys()) if is_work(k)}
+    size = estimate_size(current)
+    limit = policy().kept_bytes
+    if size > limit:
+        raise ShareTooLarge(
+            f"This session's work (about {size / 2**20:,.1f} MB) is larger than the server keeps for all sessions "
+            f"(KEPT_MB = {limit / 2**20:,.1f} MB), so no read-only link was made: share smaller work, or ask the "
+            "operator to raise KEPT_MB.")
+    values = copy.deepcopy(current)
     key = _new_token()
     now = time.time()
     with _LOCK:
         old = st.session_state.get(OWN_SHARE_KEY)
         if old:
             _STORE.pop(old, None)
-        _STORE[key] = _Entry(values, estimate_size(values), now, None, now + policy().share_hours * 3600,
+        _STORE[key] = _Entry(values, size, now, None, now + policy().share_hours * 3600,
                              st.session_state.get(TOKEN_KEY))
         _evict(now)
     st.session_state[OWN_SHARE_KEY] = key

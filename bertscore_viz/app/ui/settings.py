@@ -167,6 +167,16 @@ def _precision_choice() -> str:
     return PRECISIONS.get(choice, "fp32")
 
 
+def _share() -> bool:
+    """Make (or renew) the read-only link; work larger than the server keeps is refused and said here."""
+    try:
+        persist.share()
+    except persist.ShareTooLarge as exc:
+        show_error(str(exc))
+        return False
+    return True
+
+
 def _share_control() -> None:
     """Share a read-only link: a snapshot of this session's work that anyone with the link can open as a copy of
     their own, until revoked or expired. The address bar's link is this browser's alone."""
@@ -177,8 +187,7 @@ def _share_control() -> None:
             st.caption("Your address bar's link works only in this browser. To show your work (uploads, scores, "
                        f"settings) to someone, make a link to a copy of it; it works for {hours:g} hours or until "
                        "you revoke it.")
-            if st.button("Make a read-only link", key="share_make", icon=":material/link:"):
-                persist.share()
+            if st.button("Make a read-only link", key="share_make", icon=":material/link:") and _share():
                 st.rerun()
             return
         key, expires = live
@@ -187,8 +196,7 @@ def _share_control() -> None:
         st.caption(f"A copy of this session's work as it was when the link was made; expires "
                    f"{time.strftime('%H:%M UTC', time.gmtime(expires))}. Making a new link replaces this one.")
         c1, c2 = st.columns(2)
-        if c1.button("New link", key="share_renew", icon=":material/refresh:"):
-            persist.share()
+        if c1.button("New link", key="share_renew", icon=":material/refresh:") and _share():
             st.rerun()
         if c2.button("Revoke", key="share_revoke", icon=":material/link_off:"):
             persist.revoke_share()

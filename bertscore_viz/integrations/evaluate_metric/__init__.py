@@ -12,12 +12,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
+from bertscore_viz.engine.arguments import normalize_inputs
 from bertscore_viz.engine.scorer import Scorer
-from bertscore_viz.errors import InputError
+from bertscore_viz.errors import InputError, shorten
 from bertscore_viz.models.spec import default_model_name
 from bertscore_viz.progress import progress_bar
 
-__all__ = ["SCRIPT", "evaluate_metric_path", "hub_compute", "scorer_options"]
+__all__ = ["SCRIPT", "evaluate_metric_path", "hub_compute", "check_hub_inputs", "scorer_options"]
 
 #: The metric script evaluate loads.
 SCRIPT = Path(__file__).resolve().with_name("bertscore.py")
@@ -66,6 +67,25 @@ def scorer_options(lang: str | None = None, model_type: str | None = None, num_l
                 precision=precision)
 
 
+def check_hub_inputs(predictions, references) -> tuple[list[str], list[list[str]]]:
+    """The predictions as a list of strings and one non-empty list of reference strings per prediction, checked
+    before ``evaluate`` sees them (it would iterate a single string's characters, as bert-score does: the metric
+    refuses it instead).
+
+    Raises:
+        InputError: a single string (``predictions='abc'`` is not three predictions), ``None``, numbers, dicts
+            (whose keys would be read as texts) or lone surrogates among the texts, unequal lengths; each named by
+            index.
+    """
+    if isinstance(predictions, str):
+        raise InputError(f"predictions is a single string {shorten(predictions)}; evaluate and bert-score would "
+                         "score each of its characters as a prediction. Give a list: predictions=[...].")
+    if isinstance(references, str):
+        raise InputError(f"references is a single string {shorten(references)}; evaluate and bert-score would "
+                         "read each of its characters as a reference. Give a list: references=[...].")
+    return normalize_inputs(predictions, references)
+
+
 def hub_compute(predictions: Sequence[str], references: Sequence, scorers: dict | None = None,
                 verbose: bool = False, **kwargs) -> dict:
     """BERTScore with the hub bertscore's arguments and return keys.
@@ -93,11 +113,11 @@ def hub_compute(predictions: Sequence[str], references: Sequence, scorers: dict 
         scorers.clear()
         scorers[key] = Scorer(**options)
     scorer = scorers[key]
-    refs = [[r] if isinstance(r, str) else list(r) for r in references]
+    preds, refs = check_hub_inputs(predictions, references)
     if verbose:
         with progress_bar("embedding", "sentences") as bar:
-            res = scorer.score(list(predictions), refs, progress=bar)
+            res = scorer.score(preds, refs, progress=bar)
     else:
-        res = scorer.score(list(predictions), refs)
+        res = scorer.score(preds, refs)
     return {"precision": [float(x) for x in res.precision], "recall": [float(x) for x in res.recall],
             "f1": [float(x) for x in res.f1], "hashcode": str(res.signature)}

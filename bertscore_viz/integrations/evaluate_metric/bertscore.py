@@ -13,7 +13,7 @@ evaluate copies this script into its modules cache and imports it from there: it
 import datasets
 import evaluate
 
-from bertscore_viz.integrations.evaluate_metric import hub_compute
+from bertscore_viz.integrations.evaluate_metric import check_hub_inputs, hub_compute
 
 __all__ = ["BERTScore"]
 
@@ -86,6 +86,23 @@ class BERTScore(evaluate.Metric):
             codebase_urls=["https://github.com/Tiiiger/bert_score"],
             reference_urls=["https://github.com/Tiiiger/bert_score", "https://arxiv.org/abs/1904.09675"],
         )
+
+    def compute(self, *, predictions=None, references=None, **kwargs):
+        """evaluate's ``compute``, with the texts checked first (a single string, None, numbers, dicts, lone
+        surrogates: an InputError naming what to give, instead of one score per character or a TypeError)."""
+        if predictions is not None or references is not None:
+            check_hub_inputs(predictions, references)
+        return super().compute(predictions=predictions, references=references, **kwargs)
+
+    def add_batch(self, *, predictions=None, references=None, **kwargs):
+        """evaluate's ``add_batch``, with the texts checked first (as :meth:`compute`)."""
+        check_hub_inputs(predictions, references)
+        return super().add_batch(predictions=predictions, references=references, **kwargs)
+
+    def add(self, *, prediction=None, reference=None, **kwargs):
+        """evaluate's ``add`` of one prediction (a string) and its reference(s), checked first."""
+        check_hub_inputs([prediction], [reference])
+        return super().add(prediction=prediction, reference=reference, **kwargs)
 
     def _compute(self, predictions, references, lang=None, model_type=None, num_layers=None, verbose=False,
                  idf=False, device=None, batch_size=64, nthreads=4, all_layers=False, rescale_with_baseline=False,
