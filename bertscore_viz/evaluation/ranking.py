@@ -60,7 +60,8 @@ def holm(p_values) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Cluster:
-    """A group of systems not separated by significance (WMT style), best group first.
+    """A group of systems (WMT style), best group first: every system of a group is significantly better than
+    every system of each lower group; inside a group some pairs may still differ significantly.
 
     Attributes:
         rank: 1-based cluster number; systems: names by score, best first.
@@ -93,8 +94,9 @@ def clusters(systems, means: dict[str, float], matrix: np.ndarray, alpha: float 
 
     Systems are ordered by score (:func:`rank_order`); a boundary goes after position i exactly when every system
     at positions <= i is significantly better (p < alpha, higher mean) than every system after it, so each
-    system of a cluster beats all systems of every lower cluster, and systems inside a cluster are not
-    separated. ``wins`` counts the systems a system is significantly better than, ``losses`` those significantly
+    system of a cluster beats all systems of every lower cluster. Inside a cluster some pairs may still differ
+    significantly (the best of a 15-system cluster can beat 13 of the others): only no boundary separates all of
+    its upper part from all of its lower part; ``wins`` and ``losses`` say what each system beats. ``wins`` counts the systems a system is significantly better than, ``losses`` those significantly
     better than it; the rank range is ``1 + losses`` to ``k - wins``.
 
     Args:

@@ -53,7 +53,7 @@ from bertscore_viz.evaluation.ranking import (  # re-exported: the page, the CLI
 )
 
 __all__ = [
-    "CORRECTIONS", "DEFAULT_SAMPLES", "DEFAULT_SEED", "HOLM_HEADROOM", "MAX_RESAMPLED_CELLS", "MAX_SAMPLES", "Cluster",
+    "CORRECTIONS", "DEFAULT_SAMPLES", "DEFAULT_SEED", "HOLM_HEADROOM", "INTERVAL_SAMPLES", "MAX_RESAMPLED_CELLS", "MAX_SAMPLES", "Cluster",
     "PairedResult", "Significance", "SystemInterval", "SystemStanding", "analyse", "analyse_resampled",
     "bootstrap_interval", "bootstrap_means", "clusters", "describe", "family_text", "format_difference", "format_p",
     "format_p_family", "holm", "natural_key", "p_value", "p_value_from_samples", "p_value_one_sided",
@@ -68,6 +68,8 @@ _BLOCK_CELLS = 2_000_000
 CORRECTIONS = (None, "holm")
 #: Under Holm, the resamples are raised until the smallest adjusted p, family / (n + 1), is this far below alpha.
 HOLM_HEADROOM = 10
+#: Resamples an interval is read from (the first ones drawn), with or without Holm's extra resamples for the tests.
+INTERVAL_SAMPLES = DEFAULT_SAMPLES
 #: Ceilings of that raise: resamples, and resampled cells (resamples x segments: the bootstrap's time and memory).
 MAX_SAMPLES = 100_000
 MAX_RESAMPLED_CELLS = 300_000_000
@@ -474,7 +476,9 @@ def _assemble(metric: str, names: tuple[str, ...], baseline: str | None, means: 
     baseline = names[0] if baseline is None else baseline
     if baseline not in names:
         raise ValueError(f"Unknown baseline system {baseline!r}; have {list(names)}.")
-    intervals = tuple(SystemInterval(k, means[k], *percentile_ci(samples[k])) for k in names)
+    # the interval from the first DEFAULT_SAMPLES resamples, whatever was drawn for the tests: the same draws (a
+    # longer draw begins with the shorter one), so Holm's extra resamples sharpen the p values, not the interval
+    intervals = tuple(SystemInterval(k, means[k], *percentile_ci(samples[k][:INTERVAL_SAMPLES])) for k in names)
     matrix = _holm_matrix(raw) if correction == "holm" else raw
     versus = _versus(names, baseline, means, matrix, raw, samples, correction, higher_is_better)
     cl, standings = clusters(names, means, matrix, alpha, higher_is_better)

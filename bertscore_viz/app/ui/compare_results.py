@@ -42,9 +42,10 @@ def answer(comparison: compare.Comparison, sig, scale: str) -> None:
     (st.success if head["significant"] else st.info)(text, icon=":material/trophy:")
     st.markdown(f"Ranking by {sig.metric} (clusters; pairwise wins in brackets): {ranking_line(sig)}",
                 help="Clusters as the WMT findings rank systems: every system of a cluster is significantly "
-                     "better (paired bootstrap, p < 0.05) than every system of each lower cluster; systems "
-                     "inside a cluster are not separated. The number after a name counts the systems it is "
-                     "significantly better than. Details in the Significance tab.")
+                     "better (paired bootstrap, p < 0.05) than every system of each lower cluster. Inside a "
+                     "cluster some pairs may still differ significantly: a boundary is drawn only where all the "
+                     "systems above it beat all the systems below it. The number after a name counts the systems "
+                     "it is significantly better than. Details in the Significance tab.")
     st.caption(escape_markdown(sig.comparisons_note() + " " + sig.resolution_note()))
     c1, c2, c3, c4 = st.columns(4)
     # the lead is green only when it is significant: a non-significant lead is shown without colour
