@@ -149,3 +149,13 @@ def test_image_hides_error_details_and_lets_the_entry_point_set_the_upload_cap()
     assert "STREAMLIT_CLIENT_SHOW_ERROR_DETAILS=none" in env
     assert "STREAMLIT_SERVER_MAX_UPLOAD_SIZE" not in env  # derived from BERTSCORE_VIZ_UPLOAD_MB at start
     assert any("LICENSE" in c for c in _instructions("COPY"))
+
+
+def test_the_library_install_is_from_a_clone_because_the_package_is_not_on_pypi():
+    """Issue 40: `pip install bertscore-viz` finds no distribution. README and docs install from the repository
+    (and say how to build the wheel); an index command stays only where the package is already installed (an
+    extra's dependencies: `pip install 'bertscore-viz[app]'` beside an installed bertscore-viz)."""
+    docs = [README] + [p.read_text(encoding="utf-8") for p in (ROOT / "docs").glob("*.md")]
+    assert not any(re.search(r"pip install bertscore-viz(?![\w\[-])", text) for text in docs)
+    assert "not on PyPI" in README and "pip wheel --no-deps -w dist ." in README
+    assert "pip install torch==2.13.0 ." in README

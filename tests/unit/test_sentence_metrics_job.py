@@ -156,3 +156,19 @@ def test_a_copy_keeps_the_finished_work_and_resumes_alone():
         assert "chrF" in twin.completed() and not twin.running
         _finish(twin)
         _same(twin.surface(), sm.surface_scores(systems, refs))
+
+
+def test_sacrebleus_detokenize_warning_stays_out_of_the_log(caplog):
+    """150 outputs ending in " ." made sacrebleu log three lines per chunk ("It looks like you forgot to detokenize
+    your test data") into the server's terminal (issue 40); the scores are unchanged."""
+    import logging
+
+    hyps = [f"the committee met on day {i} ." for i in range(150)]
+    refs = [f"the committee met on day {i}." for i in range(150)]
+    with caplog.at_level(logging.WARNING):
+        stats, _ = sm.chunk_statistics("BLEU", hyps, [refs])
+    assert not [r for r in caplog.records if "detokenize" in r.getMessage()]
+    assert len(stats) == 150 and logging.getLogger("sacrebleu").level != logging.ERROR  # restored after
+    with caplog.at_level(logging.WARNING):  # sacrebleu itself does say it: the test can fail
+        sm.corpus_metric("BLEU")._extract_corpus_statistics(hyps, [refs])
+    assert [r for r in caplog.records if "detokenize" in r.getMessage()]
