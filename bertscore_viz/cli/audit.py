@@ -21,7 +21,7 @@ import warnings
 from bertscore_viz.engine.scorer import BertScoreWarning, Scorer
 from bertscore_viz.errors import InputError
 from bertscore_viz.evaluation.audit import AuditResult, audit
-from bertscore_viz.files.fileio import atomic_write_text, check_writable
+from bertscore_viz.files.fileio import atomic_write_text, check_writable, terminal_json, terminal_safe
 from bertscore_viz.files.textfile import read_text_lines
 from bertscore_viz.progress import progress_bar
 
@@ -103,13 +103,13 @@ def run(args) -> int:
         result = audit(cands, refs, scorer=scorer, perturbations=args.perturbations, layers=layers, seed=args.seed,
                        progress=progress)
     for w in result.warnings:
-        print(f"Warning: {w}", file=sys.stderr)
+        print(f"Warning: {terminal_safe(w)}", file=sys.stderr)
     if args.dump:
         records = result.dump_rows()
         atomic_write_text(args.dump, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
-        print(f"wrote {len(records)} perturbed candidates to {args.dump}", file=sys.stderr)
+        print(f"wrote {len(records)} perturbed candidates to {terminal_safe(args.dump)}", file=sys.stderr)
     if args.json:
-        print(json.dumps(result.as_rows(), ensure_ascii=False))
+        print(terminal_json(json.dumps(result.as_rows(), ensure_ascii=False)))
     else:
-        print(format_table(result))
+        print(terminal_safe(format_table(result), keep="\n"))
     return 0

@@ -17,7 +17,7 @@ from bertscore_viz.evaluation.calibration import (
     read_rated_example,
     write_calibration,
 )
-from bertscore_viz.files.fileio import check_writable
+from bertscore_viz.files.fileio import check_writable, terminal_safe
 from bertscore_viz.models.spec import resolve_model
 from bertscore_viz.progress import progress_bar
 from bertscore_viz.rescaling.baseline_compute import (
@@ -43,7 +43,7 @@ def run(args) -> int:
     if calibrate:
         check_writable(calibration_path_for(args.output), "its calibration")
     corpus = read_corpus(args.corpus, max_words)
-    print(f"corpus {' '.join(map(str, args.corpus))}: {len(corpus.sentences)} usable sentences of "
+    print(f"corpus {terminal_safe(' '.join(map(str, args.corpus)))}: {len(corpus.sentences)} usable sentences of "
           f"{corpus.lines_read} lines", file=sys.stderr)
     with progress_bar("scoring pairs", "pairs") as progress:
         if calibrate:
@@ -55,10 +55,10 @@ def run(args) -> int:
                                            run_blocks=_ray_runner(args)), None
     out, prov = write_baseline(result, args.output)
     print(result.tsv(), end="")
-    print(f"wrote {out} and {prov} ({result.provenance['pairs']} pairs, seed {args.seed}, "
-          f"{result.n_layers} layers)", file=sys.stderr)
+    print(f"wrote {terminal_safe(out)} and {terminal_safe(prov)} ({result.provenance['pairs']} pairs, seed "
+          f"{args.seed}, {result.n_layers} layers)", file=sys.stderr)
     if cal is not None:
-        print(f"wrote {write_calibration(cal, calibration_path_for(args.output))}", file=sys.stderr)
+        print(f"wrote {terminal_safe(write_calibration(cal, calibration_path_for(args.output)))}", file=sys.stderr)
     return 0
 
 

@@ -17,8 +17,9 @@ system given, or ``--baseline``. Approximate randomization is sacrebleu's
 
 from __future__ import annotations
 
+import json
+import math
 import sys
-import unicodedata
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,8 +35,7 @@ from bertscore_viz.evaluation.randomization import Randomization, paired_randomi
 from bertscore_viz.evaluation.significance import Significance, resamples_for
 from bertscore_viz.figures.report import build_report, scorer_explainer
 from bertscore_viz.files import mtme, upload
-from bertscore_viz.files.export import to_json
-from bertscore_viz.files.fileio import atomic_write_text, check_writable
+from bertscore_viz.files.fileio import atomic_write_text, check_writable, terminal_json, terminal_safe
 from bertscore_viz.files.textfile import read_bytes, read_text_lines
 from bertscore_viz.progress import progress_bar
 
@@ -65,8 +65,28 @@ class Loaded:
 
 
 def plain(text: object) -> str:
-    """Text for a terminal: control characters (escape sequences, newlines, tabs) shown as ``\\x1b`` etc."""
-    return "".join(repr(c)[1:-1] if unicodedata.category(c) == "Cc" else c for c in str(text))
+    """Text for a terminal (:func:`~bertscore_viz.files.fileio.terminal_safe`): control and format characters
+    (escape sequences, newlines, tabs, bidi overrides) and a file name's undecodable bytes shown as ``\\x1b``,
+    ``\\u202e``, ``\\udcff``."""
+    return terminal_safe(text)
+
+
+def json_text(obj) -> str:
+    """The command's JSON as :func:`~bertscore_viz.files.export.to_json` writes it (NaN and infinities as null),
+    as text for a terminal (:func:`~bertscore_viz.files.fileio.terminal_json`: every character a terminal would act
+    on as ``\\uXXXX``, the same JSON value); a system named by a file name with undecodable bytes (a lone
+    surrogate, which ``to_json``'s UTF-8 cannot encode) is written as its escape too."""
+
+    def clean(x):
+        if isinstance(x, float) and not math.isfinite(x):
+            return None
+        if isinstance(x, dict):
+            return {k: clean(v) for k, v in x.items()}
+        if isinstance(x, (list, tuple)):
+            return [clean(v) for v in x]
+        return x
+
+    return terminal_json(json.dumps(clean(obj), ensure_ascii=False, indent=1))
 
 
 def _system_names(paths: list[str]) -> tuple[list[str], str | None]:
@@ -422,7 +442,7 @@ def _write_report(args, loaded: Loaded, comparison, scorer, sig, ar, notes: list
                               randomization=ar, title=f"BERTScore comparison: {loaded.description}", notes=notes,
                               max_bytes=int(args.report_max_mb * 2**20), progress=None if args.quiet else bar)
     atomic_write_text(args.html, report.html)
-    _say([f"wrote {args.html} ({report.n_bytes / 2**20:.1f} MiB, {len(report.segments)} drill-down(s)"
+    _say([f"wrote {plain(args.html)} ({report.n_bytes / 2**20:.1f} MiB, {len(report.segments)} drill-down(s)"
           + (f"; {len(report.left_out)} left out for the size bound" if report.left_out else "") + ")"])
     ids = loaded.dataset.segment_ids
     return {"path": str(args.html), "bytes": report.n_bytes, "pair": list(report.pair or []),
@@ -452,7 +472,7 @@ def run(args) -> int:
                           None if args.quiet else bar)
     report = _write_report(args, loaded, comparison, scorer, sig, ar, notes) if args.html else None
     if args.json:
-        print(to_json(json_object(loaded, comparison, sig, ar, not args.no_segments, report, notes)).decode("utf-8"))
+        print(json_text(json_object(loaded, comparison, sig, ar, not args.no_segments, report, notes)))
     elif args.latex:
         print(latex_table(comparison, sig), end="")
     else:

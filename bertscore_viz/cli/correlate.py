@@ -32,6 +32,7 @@ from bertscore_viz.evaluation import MAX_RESAMPLES, MIN_RESAMPLES
 from bertscore_viz.evaluation.disagreements import SCOPES, disagreements
 from bertscore_viz.evaluation.human_agreement import run_agreement
 from bertscore_viz.evaluation.levels import document_keys
+from bertscore_viz.files.fileio import terminal_json, terminal_safe
 from bertscore_viz.files.human_scores import parse_human_scores
 from bertscore_viz.files.mtme import open_mtme
 from bertscore_viz.locations import EXAMPLES_DIR
@@ -134,7 +135,7 @@ def run(args) -> int:
         name = path.name
     for p in rated.problems:
         where = f"row {p.row}: " if p.row else ""
-        print(f"{p.severity}: {name}: {where}{p.problem}", file=sys.stderr)
+        print(f"{p.severity}: {terminal_safe(name)}: {where}{terminal_safe(p.problem)}", file=sys.stderr)
     if not rated.ok:
         raise InputError(f"Nothing to correlate in {name}: fewer than 3 rated outputs could be read (the "
                          "problems are listed above).")
@@ -154,7 +155,7 @@ def run(args) -> int:
     if n_disagreements:
         out["disagreements"] = lists
     if args.json:
-        print(json.dumps(out, ensure_ascii=False))
+        print(terminal_json(json.dumps(out, ensure_ascii=False)))
         return 0
     print(format_report(report, rated, name))
     if lists:
@@ -184,9 +185,11 @@ def _level_lines(d: dict, level: str, title: str, stats: tuple) -> list[str]:
 
 def format_report(report, rated, name: str) -> str:
     d = report.as_dict()
-    lines = [f"{name}: {d['n_pairs']} rated outputs ({rated.layout} layout, human column {rated.human_column!r}); "
+    lines = [f"{terminal_safe(name)}: {d['n_pairs']} rated outputs ({rated.layout} layout, human column "
+             f"{terminal_safe(rated.human_column)!r}); "
              f"{len(rated.errors)} row(s) left out; {d['bootstrap']['resamples']} bootstrap resamples, seed "
-             f"{d['bootstrap']['seed']}", f"BERTScore: {report.signature} (rescaling changes no correlation)"]
+             f"{d['bootstrap']['seed']}",
+             f"BERTScore: {terminal_safe(report.signature)} (rescaling changes no correlation)"]
     all_stats = ("pearson", "spearman", "kendall")
     lines += _level_lines(d, "segment", "segment level (outputs resampled)", all_stats)
     if d["n_systems"]:
@@ -206,10 +209,10 @@ def format_report(report, rated, name: str) -> str:
     for group, g in d.get("groups", {}).items():
         best = ", ".join(f"{lv}: {'/'.join(m)}" for lv, m in g["best"].items())
         f1g = g["metrics"]["BERTScore-F1"]["segment"]
-        lines.append(f"group {group}: {g['n_pairs']} outputs, BERTScore-F1 Pearson {_ci(f1g, 'pearson').strip()}; "
-                     f"best {best}")
+        lines.append(f"group {terminal_safe(group)}: {g['n_pairs']} outputs, BERTScore-F1 Pearson "
+                     f"{_ci(f1g, 'pearson').strip()}; best {best}")
     for w in report.warnings:
-        lines.append(f"Warning: {w}")
+        lines.append(f"Warning: {terminal_safe(w)}")
     return "\n".join(lines)
 
 
@@ -223,6 +226,6 @@ def format_disagreements(lists: list[dict]) -> str:
         for direction, title in (("too_kind", "metric too kind"), ("too_harsh", "metric too harsh")):
             lines.append(f"  {title}:")
             for row in item[direction]:
-                text = row["candidate"] if len(row["candidate"]) <= 70 else row["candidate"][:69] + "…"
+                text = terminal_safe(row["candidate"] if len(row["candidate"]) <= 70 else row["candidate"][:69] + "…")
                 lines.append(f"    row {row['row_in_file']:>6}  {row['difference']:+7.1f}  {text}")
     return "\n".join(lines)

@@ -21,6 +21,7 @@ from bertscore_viz.distributed.options import PARTS_DIR, SCORES_FILE
 from bertscore_viz.engine.baseline import full_paths
 from bertscore_viz.errors import BertScoreVizError
 from bertscore_viz.extras import extra_for, missing_extra_message
+from bertscore_viz.files.fileio import terminal_safe
 
 __all__ = ["main", "build_parser", "BROKEN_PIPE_STATUS"]
 
@@ -44,7 +45,11 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(argv: list[str] | None) -> int:
     parser = build_parser()
-    args, rest = parser.parse_known_args(argv)
+    try:
+        args, rest = parser.parse_known_args(argv)
+    except BertScoreVizError as exc:  # a number out of its bound (cli.parser.count): one line, before any work
+        print(f"error: {terminal_safe(exc)}", file=sys.stderr)
+        return 2
     if rest and not getattr(args, "passthrough", False):
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     args.passthrough_args = rest  # `app`: Streamlit's own options
@@ -57,7 +62,7 @@ def _run(argv: list[str] | None) -> int:
         with full_paths():  # messages name shipped baseline files by their absolute path
             return int(command.run(args) or 0)
     except BertScoreVizError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {terminal_safe(exc, keep=chr(10))}", file=sys.stderr)
         return 2
     except ModuleNotFoundError as exc:  # an optional dependency: name the extra that brings it, in one line
         extra = extra_for(exc.name)
@@ -87,8 +92,8 @@ def _silence_stdout() -> None:
 
 
 def _plain_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    """``Warning: <message>`` on stderr (not Python's file, line and source line)."""
-    print(f"Warning: {message}", file=sys.stderr if file is None else file)
+    """``Warning: <message>`` on stderr (not Python's file, line and source line), its control characters escaped."""
+    print(f"Warning: {terminal_safe(message, keep=chr(10))}", file=sys.stderr if file is None else file)
 
 
 def _interrupted_note(args) -> str:

@@ -31,7 +31,7 @@ import warnings
 from bertscore_viz.consensus import ConsensusResult, consensus
 from bertscore_viz.engine.scorer import BertScoreWarning, Scorer
 from bertscore_viz.errors import InputError
-from bertscore_viz.files.fileio import atomic_write_text, check_writable
+from bertscore_viz.files.fileio import atomic_write_text, check_writable, terminal_json, terminal_safe
 from bertscore_viz.files.samples import format_jsonl, format_tsv, read_groups
 from bertscore_viz.progress import progress_bar
 
@@ -69,12 +69,14 @@ def run(args) -> int:
                            ids=ids, token_support=False, sentence_support=args.support,
                            progress=progress if args.verbose else None)
     for w in result.warnings:
-        print(f"Warning: {w}", file=sys.stderr)
+        print(f"Warning: {terminal_safe(w)}", file=sys.stderr)
     text = format_jsonl(result, args.support) if args.json else format_tsv(result)
     if args.output:
         atomic_write_text(args.output, text)
-        print(f"wrote {args.output}", file=sys.stderr)
+        print(f"wrote {terminal_safe(args.output)}", file=sys.stderr)
     else:
-        sys.stdout.write(text)
-    print(_summary(result), file=sys.stderr)
+        # on the terminal, nothing it would act on: the JSON's characters as \uXXXX (the same value), the TSV's as
+        # \xNN / \uNNNN, as tsv_field writes other line breaks (its ids stay exact: their backslashes are doubled)
+        sys.stdout.write(terminal_json(text) if args.json else terminal_safe(text, keep="\t\n"))
+    print(terminal_safe(_summary(result), keep="\n"), file=sys.stderr)
     return 0

@@ -8,7 +8,7 @@ from pathlib import Path
 from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.errors import InputError
 from bertscore_viz.files import mtme
-from bertscore_viz.files.fileio import check_writable
+from bertscore_viz.files.fileio import check_writable, terminal_safe
 
 __all__ = ["run"]
 
@@ -26,7 +26,7 @@ def run(args) -> int:
     results = mtme.score_evalset(scorer, ev, args.ref)
     scores = {name: getattr(res, args.which) for name, res in results.items()}
     for path in mtme.write_metric_scores(out, ev, scores, args.ref, args.metric, args.levels, args.overwrite):
-        print(path)
+        print(terminal_safe(path))
     return 0
 
 

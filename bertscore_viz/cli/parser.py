@@ -8,9 +8,83 @@ import argparse
 
 from bertscore_viz.distributed.options import DEFAULT_BLOCK_SEGMENTS, EMPTY_SCORE, EMPTY_SKIP
 from bertscore_viz.engine.arguments import LONG_TEXT_MODES
+from bertscore_viz.errors import InputError
 from bertscore_viz.evaluation import MAX_RESAMPLES, MIN_RESAMPLES
 
-__all__ = ["build_parser", "add_model_args", "EXAMPLES"]
+__all__ = ["build_parser", "add_model_args", "count", "amount", "EXAMPLES", "MAX_LAYER", "MAX_BATCH_SIZE",
+           "MAX_SEED", "MAX_WORKERS", "MAX_CPUS_PER_WORKER", "MAX_BLOCK_SEGMENTS", "MAX_BASELINE_PAIRS",
+           "MAX_LINE_WORDS", "MAX_DISAGREEMENTS", "MAX_GROUP_SIZE", "MAX_BOOTSTRAP", "MAX_TRIALS",
+           "MAX_REPORT_SEGMENTS", "MAX_REPORT_MB"]
+
+# The bounds of every number the command line takes: refused at parsing (before any input is read or any model
+# loaded) with one line naming the flag, the bound and the value, exit 2; each stated in the flag's --help. Here as
+# plain numbers, so that --help stays instant; tests hold those that repeat an engine's bound equal to it.
+#: -l/--layer: a hidden_states index (the engine then holds it within the model's layers, once the model is known).
+MAX_LAYER = 1_000
+#: -b/--batch_size: sentences per forward batch.
+MAX_BATCH_SIZE = 8_192
+#: --seed: numpy's seeds are 0 to 2**32 - 1.
+MAX_SEED = 2**32 - 1
+#: --workers (Ray actors) and --cpus-per-worker.
+MAX_WORKERS = 4_096
+MAX_CPUS_PER_WORKER = 1_024
+#: score --ray --block-segments: segments per block (the upload's bound on pairs).
+MAX_BLOCK_SEGMENTS = 1_000_000
+#: baseline --pairs and --block-pairs (rescaling.baseline_compute.MAX_PAIRS).
+MAX_BASELINE_PAIRS = 1_000_000
+#: baseline --max-words (the model reads at most 512 tokens).
+MAX_LINE_WORDS = 1_000
+#: correlate --disagreements: outputs listed each way.
+MAX_DISAGREEMENTS = 1_000
+#: mbr --group-size: samples per input (each group's matrix is N x N).
+MAX_GROUP_SIZE = 1_024
+#: compare --paired-bs-n: bootstrap resamples (evaluation.significance.MAX_SAMPLES).
+MAX_BOOTSTRAP = 100_000
+#: compare --paired-ar-n: approximate randomization trials.
+MAX_TRIALS = 100_000
+#: compare --report-segments (figures.report.MAX_SEGMENTS).
+MAX_REPORT_SEGMENTS = 50
+#: compare --report-max-mb: the report's size in MiB, from MIN_REPORT_MB.
+MIN_REPORT_MB, MAX_REPORT_MB = 0.1, 1_024.0
+
+
+def _num(x) -> str:
+    return f"{x:,}" if isinstance(x, int) else f"{x:,g}"
+
+
+def _bounded(convert, low, high, zero: bool, what: str) -> type:
+    """An argparse action that holds a number within [low, high] (or 0 when ``zero``), its bound added to --help."""
+    shown = f"0 or {_num(low)} to {_num(high)}" if zero else f"{_num(low)} to {_num(high)}"
+
+    class Bounded(argparse.Action):
+        bound = shown  # what --help says
+
+        def __init__(self, option_strings, dest, help=None, **kwargs):  # noqa: A002 (argparse's name)
+            kwargs["type"] = convert
+            if help is not None and help != argparse.SUPPRESS:
+                help = f"{help}; {shown}"  # noqa: A001
+            super().__init__(option_strings, dest, help=help, **kwargs)
+
+        def __call__(self, parser, namespace, value, option_string=None):
+            if not ((zero and value == 0) or low <= value <= high):  # NaN is within no bound
+                flag = option_string or "/".join(self.option_strings) or self.dest
+                raise InputError(f"{flag} takes {what}: {shown}, got {_num(value)}.")
+            setattr(namespace, self.dest, value)
+
+    return Bounded
+
+
+def count(low: int, high: int, what: str = "a whole number", zero: bool = False) -> type:
+    """The action of a whole-number flag: ``add_argument("-b", type=..., action=count(1, MAX_BATCH_SIZE))`` takes
+    ``low`` to ``high`` (and 0 when ``zero``); anything else is an :class:`~bertscore_viz.errors.InputError` raised
+    while parsing (the entry prints ``error: -b/--batch_size takes ... got 0.`` and exits 2). Text that is not a
+    whole number is argparse's own usage error."""
+    return _bounded(int, low, high, zero, what)
+
+
+def amount(low: float, high: float, what: str = "a number") -> type:
+    """:func:`count` for a decimal number (``nan`` and ``inf`` are refused with the bound)."""
+    return _bounded(float, low, high, False, what)
 
 #: What --precision costs, measured (docs/SPEED.md); static text, so that --help stays instant.
 PRECISION_HELP = ("fp32: exact, bert-score's numbers (default). bf16: 2-3x faster where the CPU has native bf16 "
@@ -21,16 +95,21 @@ PRECISION_HELP = ("fp32: exact, bert-score's numbers (default). bf16: 2-3x faste
 EXAMPLES = {"wmt16": "wmt16_da_to_english.csv"}
 
 
+_BATCH = count(1, MAX_BATCH_SIZE, "a number of sentences")
+_SEED = count(0, MAX_SEED, "a seed")
+_WORKERS = count(1, MAX_WORKERS, "a number of workers")
+
+
 def add_model_args(p: argparse.ArgumentParser) -> None:
     """bert-score's scoring flags, shared by every command that scores."""
     p.add_argument("-m", "--model", default=None, help="model: bundled default, local directory or hub name")
-    p.add_argument("-l", "--num_layers", "--layer", dest="layer", type=int, default=None,
+    p.add_argument("-l", "--num_layers", "--layer", dest="layer", action=count(0, MAX_LAYER, "a layer"), default=None,
                    help="layer (hidden_states index, 0 = embeddings); default: the model's tuned layer")
     p.add_argument("--lang", default="en", help="language, for baselines (default: en)")
     p.add_argument("--idf", action="store_true", help="weight tokens by idf from the references")
     p.add_argument("--rescale_with_baseline", action="store_true", help="rescale with the baseline")
     p.add_argument("--baseline_path", default=None, help="custom baseline file (LAYER,P,R,F)")
-    p.add_argument("-b", "--batch_size", type=int, default=64, help="sentences per forward batch (default 64)")
+    p.add_argument("-b", "--batch_size", action=_BATCH, default=64, help="sentences per forward batch (default 64)")
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 (default: CUDA when available)")
     p.add_argument("--precision", default="fp32", choices=["fp32", "fp16", "bf16"], help=PRECISION_HELP)
     p.add_argument("--long_texts", "--long-texts", default="truncate", choices=LONG_TEXT_MODES,
@@ -83,9 +162,11 @@ def _score(sub) -> None:
     g.add_argument("--input", nargs="+", default=None,
                    help="Parquet/CSV/TSV/JSON Lines file(s) or directories (searched recursively)")
     g.add_argument("--output", default=None, help="output directory (scores.parquet, parts/, problems.json)")
-    g.add_argument("--workers", type=int, default=None, help="actors (default: one per GPU, else one per CPU)")
-    g.add_argument("--cpus-per-worker", type=int, default=None, help="CPU threads per actor")
-    g.add_argument("--block-segments", type=int, default=DEFAULT_BLOCK_SEGMENTS,
+    g.add_argument("--workers", action=_WORKERS, default=None, help="actors (default: one per GPU, else one per CPU)")
+    g.add_argument("--cpus-per-worker", action=count(1, MAX_CPUS_PER_WORKER, "a number of threads"), default=None,
+                   help="CPU threads per actor")
+    g.add_argument("--block-segments", action=count(1, MAX_BLOCK_SEGMENTS, "a number of segments"),
+                   default=DEFAULT_BLOCK_SEGMENTS,
                    help=f"segments per block (default {DEFAULT_BLOCK_SEGMENTS})")
     g.add_argument("--reference-column", nargs="+", default=None, help="reference column(s) (default: detected)")
     g.add_argument("--candidate-column", default=None, help="candidate column (plain or long layout)")
@@ -114,18 +195,20 @@ def _baseline(sub) -> None:
                    help="text file(s), one sentence per line; a directory means every file in it")
     p.add_argument("-m", "--model", default=None)
     p.add_argument("--lang", default="en")
-    p.add_argument("--pairs", type=int, default=None,
-                   help="random pairs (default: every sentence once, i.e. N/2 pairs, at most 100000)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--max-words", type=int, default=32, help="keep lines under this many words (authors: 32)")
-    p.add_argument("-b", "--batch_size", type=int, default=64)
+    p.add_argument("--pairs", action=count(1, MAX_BASELINE_PAIRS, "a number of pairs"), default=None,
+                   help="random pairs (default: every sentence once, i.e. N/2 pairs, at most 100,000)")
+    p.add_argument("--seed", action=_SEED, default=0, help="seed of the pairing (default 0)")
+    p.add_argument("--max-words", action=count(1, MAX_LINE_WORDS, "a number of words"), default=32,
+                   help="keep lines under this many words (authors: 32)")
+    p.add_argument("-b", "--batch_size", action=_BATCH, default=64, help="sentences per forward batch (default 64)")
     p.add_argument("--device", default=None)
     p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
                    help="score the blocks on Ray: no address = local Ray on this machine; 'auto' or ray://HEAD:10001")
-    p.add_argument("--workers", type=int, default=None, help="Ray actors (default: one per GPU, else one per CPU)")
+    p.add_argument("--workers", action=_WORKERS, default=None,
+                   help="Ray actors (default: one per GPU, else one per CPU)")
     p.add_argument("-o", "--output", required=True,
                    help="OUT.tsv (bert-score format); its provenance and calibration beside it")
-    p.add_argument("--block-pairs", type=int, default=None,
+    p.add_argument("--block-pairs", action=count(1, MAX_BASELINE_PAIRS, "a number of pairs"), default=None,
                    help="most pairs per block (the pairing depends on it; 4096 reproduces the shipped en baselines)")
     p.add_argument("--human", default=None,
                    help="rated CSV/TSV/JSONL (candidate, reference, human): human bands in the calibration")
@@ -138,7 +221,7 @@ def _tune_layers(sub) -> None:
     p.add_argument("--data", required=True, help="directory laid out as WMT16 DA (DAseg-newstest2016.*)")
     p.add_argument("-m", "--model", default=None)
     p.add_argument("--idf", action="store_true")
-    p.add_argument("-b", "--batch_size", type=int, default=64)
+    p.add_argument("-b", "--batch_size", action=_BATCH, default=64, help="sentences per forward batch (default 64)")
     p.add_argument("--device", default=None)
     p.add_argument("--no-bleu", action="store_true", help="skip the sentence-BLEU comparison row")
     p.add_argument("-o", "--output", default=None, help="write the table as TSV here (.md and .json beside it)")
@@ -160,22 +243,23 @@ def _correlate(sub) -> None:
                    help="the human-score column (default: human, score, da, z, rating); with --mtme the name of the "
                         "human scores (default: the first with a segment level)")
     p.add_argument("-m", "--model", default=None, help="model: bundled default, local directory or hub name")
-    p.add_argument("-l", "--layer", type=int, default=None, help="the layer of the BERTScore rows (default: tuned)")
+    p.add_argument("-l", "--layer", action=count(0, MAX_LAYER, "a layer"), default=None,
+                   help="the layer of the BERTScore rows (default: tuned)")
     p.add_argument("--lang", default="en", help="language (kept for the signature; rescaling changes no correlation)")
     p.add_argument("--idf", action="store_true", help="weight tokens by idf from the references")
     p.add_argument("--long_texts", "--long-texts", default="truncate", choices=LONG_TEXT_MODES,
                    help="texts past the model's maximum: truncate (default, bert-score's) or window (scored whole)")
-    p.add_argument("--resamples", type=int, default=1000,
-                   help=f"bootstrap resamples: 0 (no intervals, no test) or {MIN_RESAMPLES:,} to {MAX_RESAMPLES:,} "
-                        "(default 1000)")
-    p.add_argument("--seed", type=int, default=12345, help="bootstrap seed (default 12345)")
+    p.add_argument("--resamples", action=count(MIN_RESAMPLES, MAX_RESAMPLES, "a number of resamples", zero=True),
+                   default=1000, help="bootstrap resamples: 0 means no intervals, no test (default 1000)")
+    p.add_argument("--seed", action=_SEED, default=12345, help="bootstrap seed (default 12345)")
     p.add_argument("--no-sentence-metrics", action="store_true", help="skip sentence chrF and BLEU")
-    p.add_argument("--disagreements", type=int, default=0, metavar="N",
+    p.add_argument("--disagreements", action=count(0, MAX_DISAGREEMENTS, "a number of outputs"), default=0,
+                   metavar="N",
                    help="list the N outputs each way (metric too kind, too harsh) where BERTScore-F1 and chrF "
                         "disagree most with the humans, and BERTScore-F1 with chrF (JSON: \"disagreements\")")
     p.add_argument("--within", choices=["group", "all"], default="group",
                    help="rank the disagreements within each group (default) or over all outputs")
-    p.add_argument("-b", "--batch_size", type=int, default=64)
+    p.add_argument("-b", "--batch_size", action=_BATCH, default=64, help="sentences per forward batch (default 64)")
     p.add_argument("--device", default=None)
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -189,7 +273,7 @@ def _audit(sub) -> None:
     p.add_argument("-r", "--ref", required=True, nargs="+",
                    help="reference file(s): several files = several references per line")
     p.add_argument("--layers", default="all", help="'all' (default: every layer, one pass) or layers, e.g. 4,6")
-    p.add_argument("--seed", type=int, default=0, help="seed of the perturbations (default 0)")
+    p.add_argument("--seed", action=_SEED, default=0, help="seed of the perturbations (default 0)")
     p.add_argument("--perturbations", default=None,
                    help="comma-separated names (default: all that fit --lang; unrelated always runs): negation_add, "
                         "negation_remove, numbers, entities, shuffle, omission, addition, typos, unrelated")
@@ -201,7 +285,7 @@ def _audit(sub) -> None:
     p.add_argument("--lang", default="en",
                    help="language of the candidates (default: en); negation and entities have English rules")
     p.add_argument("--idf", action="store_true", help="weight tokens by idf from the references")
-    p.add_argument("-b", "--batch_size", type=int, default=64, help="sentences per forward batch (default 64)")
+    p.add_argument("-b", "--batch_size", action=_BATCH, default=64, help="sentences per forward batch (default 64)")
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 (default: CUDA when available)")
     p.add_argument("--precision", default="fp32", choices=["fp32", "fp16", "bf16"], help=PRECISION_HELP)
     p.add_argument("--long_texts", "--long-texts", default="truncate", choices=LONG_TEXT_MODES,
@@ -213,7 +297,8 @@ def _mbr(sub) -> None:
     p = _command(sub, "mbr", "mbr", help="MBR / best-of-n: pick the sample that agrees most with the others")
     p.add_argument("--samples", required=True, help="samples: text (one per line) or JSON Lines (one input per line)")
     how = p.add_mutually_exclusive_group()
-    how.add_argument("--group-size", dest="group_size", type=int, default=None,
+    how.add_argument("--group-size", dest="group_size", action=count(1, MAX_GROUP_SIZE, "a number of samples"),
+                     default=None,
                      help="text input: N consecutive lines per input")
     how.add_argument("--groups", default=None, help="text input: a file giving each sample line's input id")
     p.add_argument("--refs", nargs="+", default=None,
@@ -303,13 +388,16 @@ def _compare_statistics(p) -> None:
                     help="the system every other is tested against (default: the first system given)")
     st.add_argument("--holm", action="store_true",
                     help="Holm's correction over all k(k-1)/2 pairs (and over the k-1 tests of --paired-ar)")
-    st.add_argument("--paired-bs-n", dest="paired_bs_n", type=int, default=None, metavar="N",
+    st.add_argument("--paired-bs-n", dest="paired_bs_n", action=count(MIN_RESAMPLES, MAX_BOOTSTRAP,
+                                                                       "a number of resamples"),
+                    default=None, metavar="N",
                     help="bootstrap resamples (default: 1000; under --holm as many as the number of systems needs)")
     st.add_argument("--paired-ar", dest="paired_ar", action="store_true",
                     help="add paired approximate randomization against the baseline (sacrebleu's --paired-ar)")
-    st.add_argument("--paired-ar-n", dest="paired_ar_n", type=int, default=10000, metavar="N",
+    st.add_argument("--paired-ar-n", dest="paired_ar_n", action=count(MIN_RESAMPLES, MAX_TRIALS, "a number of trials"),
+                    default=10000, metavar="N",
                     help="approximate randomization trials (default 10000, sacrebleu's)")
-    st.add_argument("--seed", type=int, default=12345, help="seed of the resampling and the trials (default 12345)")
+    st.add_argument("--seed", action=_SEED, default=12345, help="seed of the resampling and the trials (default 12345)")
 
 
 def _compare_output(p) -> None:
@@ -321,11 +409,13 @@ def _compare_output(p) -> None:
                      help="--json without each segment's scores")
     out.add_argument("--html", default=None, metavar="FILE",
                      help="write a self-contained HTML report (opens offline; at most --report-max-mb)")
-    out.add_argument("--report-segments", dest="report_segments", type=int, default=10, metavar="N",
-                     help="segments drilled down in the report, where the pair differs most (default 10, at most 50)")
+    out.add_argument("--report-segments", dest="report_segments",
+                     action=count(0, MAX_REPORT_SEGMENTS, "a number of segments"), default=10, metavar="N",
+                     help="segments drilled down in the report, where the pair differs most (default 10)")
     out.add_argument("--pair", nargs=2, default=None, metavar=("A", "B"),
                      help="the report's two systems (default: the two best by F1)")
-    out.add_argument("--report-max-mb", dest="report_max_mb", type=float, default=16.0, metavar="MB",
+    out.add_argument("--report-max-mb", dest="report_max_mb", action=amount(MIN_REPORT_MB, MAX_REPORT_MB, "MiB"),
+                     default=16.0, metavar="MB",
                      help="the report's largest size in MiB (default 16); drill-downs beyond it are left out")
     out.add_argument("-q", "--quiet", action="store_true", help="no progress bars on stderr")
 

@@ -10,6 +10,7 @@ from bertscore_viz.distributed.jobs import score_files
 from bertscore_viz.distributed.options import PROBLEMS_FILE, ScoreOptions
 from bertscore_viz.errors import InputError
 from bertscore_viz.files import upload
+from bertscore_viz.files.fileio import terminal_safe
 from bertscore_viz.progress import progress_bar
 
 __all__ = ["run", "mapping_from_cli", "options_from_cli"]
@@ -41,11 +42,11 @@ def run(args) -> int:
     errors = [p for p in run.problems if p.severity == "error"]
     if run.problems:
         print(f"{len(run.problems)} input problem(s) ({len(errors)} row(s) left out); the list is in "
-              f"{run.output / PROBLEMS_FILE}", file=sys.stderr)
+              f"{terminal_safe(run.output / PROBLEMS_FILE)}", file=sys.stderr)
         for p in run.problems[:5]:
-            print(f"  row {p.row}: {p.problem}", file=sys.stderr)
+            print(f"  row {p.row}: {terminal_safe(p.problem)}", file=sys.stderr)
     skipped = run.blocks - run.blocks_run
-    print(f"wrote {run.scores} ({run.rows:,} rows; {run.blocks_run} block(s) scored"
+    print(f"wrote {terminal_safe(run.scores)} ({run.rows:,} rows; {run.blocks_run} block(s) scored"
           + (f", {skipped} already done" if skipped else "") + f"; {run.seconds:.1f} s)", file=sys.stderr)
-    print(f"signature: {run.signature}")
+    print(f"signature: {terminal_safe(run.signature)}")
     return 0

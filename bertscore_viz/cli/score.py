@@ -15,6 +15,7 @@ import numpy as np
 from bertscore_viz.engine.scorer import BertScoreWarning, Scorer
 from bertscore_viz.errors import InputError
 from bertscore_viz.evaluation.calibration import percentile_random, require_calibration
+from bertscore_viz.files.fileio import terminal_json, terminal_safe
 from bertscore_viz.files.textfile import read_text_lines
 from bertscore_viz.progress import progress_bar
 
@@ -110,18 +111,18 @@ def run(args) -> int:
         warnings.simplefilter("ignore", BertScoreWarning)  # printed once below, as "Warning: ..."
         res = scorer.score(cands, refs, progress=progress if args.verbose else None)
     for w in res.warnings:
-        print(f"Warning: {w}", file=sys.stderr)
+        print(f"Warning: {terminal_safe(w)}", file=sys.stderr)
     if args.json:
         d = res.as_dict()
-        print(json.dumps({"precision": d["precision"], "recall": d["recall"], "f1": d["f1"],
+        print(terminal_json(json.dumps({"precision": d["precision"], "recall": d["recall"], "f1": d["f1"],
                           "signature": d["signature"], "raw_precision": d["raw_precision"],
                           "raw_recall": d["raw_recall"], "raw_f1": d["raw_f1"], "baseline": d["baseline"],
                           "warnings": d["warnings"],
                           **({"percentile_random": [round(float(x), 4) for x in percentile_random(res, cal)]}
-                             if cal is not None else {})}))
+                             if cal is not None else {})})))
         return 0
     p, r, f = res.mean()
-    print(f"{res.signature} P: {p:.6f} R: {r:.6f} F1: {f:.6f}")
+    print(f"{terminal_safe(res.signature)} P: {p:.6f} R: {r:.6f} F1: {f:.6f}")
     if cal is not None:
         pct = percentile_random(res, cal)
         print(f"F1 among random pairs of unrelated sentences: median percentile {float(np.median(pct)):.1f} "

@@ -10,7 +10,7 @@ from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.errors import InputError
 from bertscore_viz.figures.plots import figure_html, heatmap_figure
 from bertscore_viz.figures.static_figures import heatmap_image
-from bertscore_viz.files.fileio import atomic_write_bytes, atomic_write_text, check_writable
+from bertscore_viz.files.fileio import atomic_write_bytes, atomic_write_text, check_writable, terminal_safe
 
 __all__ = ["run"]
 
@@ -21,16 +21,17 @@ def run(args) -> int:
 
     out = Path(args.output)
     if out.suffix.lower() not in (".html", ".htm", ".png", ".svg", ".pdf"):
-        raise InputError(f"Cannot write {out.name!r}: expected an output ending in .html, .png, .svg or .pdf.")
+        raise InputError(f"Cannot write {terminal_safe(out.name)!r}: expected an output ending in .html, .png, .svg "
+                         "or .pdf.")
     check_writable(out, "the figure")  # before the model loads
     scorer = Scorer(model=args.model, layer=args.layer, idf=args.idf, rescale_with_baseline=args.rescale_with_baseline,
                     lang=args.lang, baseline_path=args.baseline_path, batch_size=args.batch_size,
                     device=args.device, precision=args.precision, long_texts=args.long_texts)
     pair = scorer.explain(args.cand, args.ref)
     for w in pair.warnings:
-        print(f"Warning: {w}", file=sys.stderr)
+        print(f"Warning: {terminal_safe(w)}", file=sys.stderr)
     for note in pair.special_best_matches():
-        print(f"Note: {note}", file=sys.stderr)
+        print(f"Note: {terminal_safe(note)}", file=sys.stderr)
     special = getattr(args, "show_special", False)
     # written atomically: an interrupted run never leaves a truncated figure (or destroys an earlier one)
     if out.suffix.lower() in (".html", ".htm"):
@@ -40,6 +41,6 @@ def run(args) -> int:
 
         atomic_write_bytes(out, heatmap_image(pair, out.suffix.lower().lstrip("."), show_special=special))
     p, r, f = (float(x) for x in pair.scores)
-    print(f"{pair.signature} P: {p:.6f} R: {r:.6f} F1: {f:.6f}")
-    print(f"wrote {out}", file=sys.stderr)
+    print(f"{terminal_safe(pair.signature)} P: {p:.6f} R: {r:.6f} F1: {f:.6f}")
+    print(f"wrote {terminal_safe(out)}", file=sys.stderr)
     return 0

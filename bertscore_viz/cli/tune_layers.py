@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 
 from bertscore_viz.evaluation.layer_tuning import tune_layers, write_table
-from bertscore_viz.files.fileio import check_writable
+from bertscore_viz.files.fileio import check_writable, terminal_safe
 from bertscore_viz.progress import progress_bar
 
 __all__ = ["run"]
@@ -24,5 +24,5 @@ def run(args) -> int:
     print(f"best layer (average Pearson): {table.best_layer} ({table.average(table.best_layer):.4f})")
     if args.output:
         paths = write_table(table, args.output)
-        print("wrote " + ", ".join(map(str, paths)), file=sys.stderr)
+        print("wrote " + ", ".join(map(terminal_safe, paths)), file=sys.stderr)
     return 0

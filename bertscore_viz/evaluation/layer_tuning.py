@@ -27,7 +27,7 @@ import numpy as np
 from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.errors import InputError
 from bertscore_viz.evaluation.human_agreement import layer_correlations, layer_scores, sentence_metric_scores
-from bertscore_viz.files.fileio import atomic_write_many
+from bertscore_viz.files.fileio import atomic_write_many, read_tsv_field, terminal_safe, tsv_field
 from bertscore_viz.locations import BASELINE_DIR
 from bertscore_viz.models.catalog import model_source_record
 from bertscore_viz.models.spec import resolve_model
@@ -100,16 +100,19 @@ class LayerTable:
         return out
 
     def to_tsv(self) -> str:
+        """The table as TSV; the column names hold the language pairs (from the data's file names), each written
+        with :func:`~bertscore_viz.files.fileio.tsv_field` (a tab or line break in a name keeps the header one row
+        of the same columns; :func:`parse_layer_tsv` reads the names back exactly)."""
         rows = self.rows()
         header = ["layer"] + [k for k in rows[0] if k != "row"]
-        lines = ["\t".join(header)]
+        lines = ["\t".join(tsv_field(h) for h in header)]
         for d in rows:
             lines.append("\t".join([str(d["row"])] + [f"{d[k]:.4f}" for k in header[1:]]))
         return "\n".join(lines) + "\n"
 
     def to_markdown(self) -> str:
         best = self.best_layer
-        head = ["layer"] + [f"r {lp}" for lp in self.lps] + ["r avg", "tau avg"]
+        head = ["layer"] + [f"r {_markdown_cell(lp)}" for lp in self.lps] + ["r avg", "tau avg"]
         lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for d in self.rows():
             label = str(d["row"]) + (" (best)" if d["row"] == best else "")
@@ -124,12 +127,18 @@ class LayerTable:
                           indent=2, ensure_ascii=False) + "\n"
 
 
+def _markdown_cell(text: str) -> str:
+    """A language pair's name in a Markdown table cell (also printed on the terminal): a ``|`` escaped, every
+    character a terminal would act on (a tab, a line break, ESC, a bidi override) written as an escape."""
+    return terminal_safe(text).replace("|", "\\|")
+
+
 def parse_layer_tsv(text: str) -> list[dict]:
     """Rows of a table written by :meth:`LayerTable.to_tsv` (numbers as floats, ``layer`` as int or "sentBLEU")."""
     lines = [line for line in text.splitlines() if line.strip()]
     if not lines:
         raise InputError("The layer table is empty.")
-    header = lines[0].split("\t")
+    header = [read_tsv_field(h) for h in lines[0].split("\t")]
     if header[0] != "layer" or "pearson_avg" not in header:
         raise InputError(f"The layer table starts with {lines[0][:60]!r}; expected 'layer\\t...pearson_avg...'.")
     rows = []

@@ -16,13 +16,15 @@ import os
 import shutil
 import tempfile
 import time
+import unicodedata
 from pathlib import Path
 from typing import IO, Callable
 
 from bertscore_viz.errors import BertScoreVizError
 
 __all__ = ["TEMP_PREFIX", "STALE_SECONDS", "OutputError", "atomic_write", "atomic_write_bytes", "atomic_write_text",
-           "atomic_write_via", "atomic_write_many", "check_writable", "remove_stale_temporaries", "tsv_field"]
+           "atomic_write_via", "atomic_write_many", "check_writable", "remove_stale_temporaries", "tsv_field",
+           "read_tsv_field", "terminal_safe", "terminal_json"]
 
 TEMP_PREFIX = ".tmp-bertscore-viz-"
 #: A temporary file of ours untouched for this long belongs to a writer that died; a live writer is far quicker.
@@ -254,3 +256,77 @@ def tsv_field(value: object) -> str:
         else:
             out.append(c)
     return "".join(out)
+
+
+_TSV_UNESCAPES = {"\\": "\\", "t": "\t", "n": "\n", "r": "\r"}
+
+
+def read_tsv_field(cell: str) -> str:
+    """The value :func:`tsv_field` wrote as ``cell`` (its escapes undone; a backslash that starts no escape is kept
+    as it is)."""
+    out, i = [], 0
+    while i < len(cell):
+        c = cell[i]
+        nxt = cell[i + 1] if i + 1 < len(cell) else ""
+        width = {"x": 2, "u": 4}.get(nxt, 0)
+        digits = cell[i + 2:i + 2 + width]
+        if c != "\\":
+            out.append(c)
+            i += 1
+        elif nxt in _TSV_UNESCAPES:
+            out.append(_TSV_UNESCAPES[nxt])
+            i += 2
+        elif width and len(digits) == width and all(d in "0123456789abcdefABCDEF" for d in digits):
+            out.append(chr(int(digits, 16)))
+            i += 2 + width
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+#: Format characters a terminal shows as text should: the zero-width non-joiner and joiner (Persian, Indic scripts,
+#: emoji sequences) change neither the terminal's state nor the order of the text.
+_TERMINAL_KEPT = frozenset("\u200c\u200d")
+
+
+def _acts_on_terminal(c: str) -> bool:
+    """A character a terminal would act on or that hides or reorders text: control characters (NUL, BEL, BS, ESC,
+    CR, DEL, the C1 range with its one-byte CSI), format characters (bidi overrides and isolates, zero-width spaces,
+    the byte-order mark, soft hyphen, tags), lone surrogates (a file name's undecodable bytes, which cannot even be
+    encoded for output) and the line and paragraph separators."""
+    return c not in _TERMINAL_KEPT and unicodedata.category(c) in ("Cc", "Cf", "Cs", "Zl", "Zp")
+
+
+def _escape(c: str) -> str:
+    code = ord(c)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def terminal_safe(text: object, keep: str = "") -> str:
+    """``text`` as it may be printed on a terminal: every character a terminal would act on (see
+    :func:`_acts_on_terminal`: ESC, BEL, NUL, CR, tab and line feed, bidi overrides, lone surrogates...) written as
+    a Python-style escape, ``\\x1b``, ``\\u202e``, ``\\U000e0001``; every other character as it is. ``keep``: the
+    characters to leave as they are (a table's tabs and line feeds).
+
+    >>> terminal_safe("sys\\x1b[31mA\\u202e")
+    'sys\\\\x1b[31mA\\\\u202e'
+    """
+    return "".join(_escape(c) if c not in keep and _acts_on_terminal(c) else c for c in str(text))
+
+
+def terminal_json(text: str) -> str:
+    """A JSON document written by ``json.dumps(..., ensure_ascii=False)`` with every character a terminal would act
+    on that ``json.dumps`` leaves raw (DEL, the C1 range, format characters, lone surrogates, line and paragraph
+    separators) written as a JSON ``\\uXXXX`` escape (above U+FFFF as its surrogate pair): the same JSON value, every
+    other character (accents, CJK, emoji) kept as it is. The layout's line feeds (``indent=``) are kept; inside a
+    string ``json.dumps`` has escaped them already."""
+
+    def escape(c: str) -> str:
+        code = ord(c)
+        if code < 0x10000:
+            return f"\\u{code:04x}"
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+    return "".join(escape(c) if c != "\n" and _acts_on_terminal(c) else c for c in text)

@@ -135,9 +135,9 @@ def test_check_writable_names_the_problem(tmp_path):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--seed", "-1"], "seed must be at least 0, got -1"),  # numpy's traceback before
-    (["--pairs", "99999999999"], "at most 1,000,000 are computed at once"),  # a job of days before
-    (["--max-words", "0"], "max_words must be at least 1"),
+    (["--seed", "-1"], "--seed takes a seed: 0 to 4,294,967,295, got -1."),  # numpy's traceback before
+    (["--pairs", "99999999999"], "--pairs takes a number of pairs: 1 to 1,000,000, got 99,999,999,999."),  # a job of days before
+    (["--max-words", "0"], "--max-words takes a number of words: 1 to 1,000, got 0."),
 ])
 def test_baseline_numbers_are_checked_before_any_work(files, capsys, monkeypatch, argv, message):
     from bertscore_viz.rescaling import baseline_compute

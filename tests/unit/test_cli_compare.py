@@ -468,10 +468,10 @@ def test_errors_say_what_is_wrong(data, case):
                 "baseline": "Unknown --baseline 'nope'; the systems are 'drops', 'swaps', 'shuffled', 'mixed'",
                 "one": "compare needs at least two systems; got 1 (drops)",
                 "none": "compare needs ONE input", "two": "got -s/-r, --input",
-                "segments": "--report-segments takes 0 to 50, got 51",
+                "segments": "--report-segments takes a number of segments: 0 to 50, got 51.",
                 "pair": "Unknown --pair 'nope'; the systems are 'drops', 'swaps'",
                 "scale": "--scale chooses between a results file's raw and rescaled numbers",
-                "trials": "--paired-ar-n takes a number of resamples or trials of at least 1, got 0",
+                "trials": "--paired-ar-n takes a number of trials: 100 to 100,000, got 0.",
                 "lp": "--mt-metrics-eval needs --lp LP"}[case]
     assert expected in err, err
     assert not (data["root"] / "y.html").exists()

@@ -113,7 +113,7 @@ def test_options_reach_the_scorer(tmp_path, capsys):
     ({"s.jsonl": ['{"samples": []}']}, [], "is empty"),
     ({"s.jsonl": ['{"samples": ["a"]}']}, ["--group-size", "1"], "do not apply"),
     ({"s.txt": ["a"]}, ["--group-size", "1", "--support"], "add --json"),
-    ({"s.txt": ["a"]}, ["--group-size", "0"], "1 or more"),
+    ({"s.txt": ["a"]}, ["--group-size", "0"], "--group-size takes a number of samples: 1 to 1,024, got 0"),
 ])
 def test_input_errors(tmp_path, files, extra, message):
     for name, lines in files.items():
