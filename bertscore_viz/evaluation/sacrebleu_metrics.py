@@ -38,9 +38,9 @@ sacrebleu command that scores it (:attr:`SurfaceScores.skipped`). The app comput
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
 
 import numpy as np
 from sacrebleu.metrics import BLEU, CHRF, TER
@@ -56,9 +56,9 @@ from bertscore_viz.evaluation.significance import (
 
 __all__ = [
     "COST_PER_OUTPUT", "HIGHER_IS_BETTER", "MAX_OUTPUTS", "METRICS", "MetricScores", "SurfaceScores",
-    "chunk_statistics", "corpus_metric", "duration", "estimated_seconds", "identical_pairs", "metric_scores",
-    "metric_significance", "plan", "reference_streams", "resampled_scores", "segment_chunks", "sentence_metric",
-    "surface_scores",
+    "chunk_statistics", "chunks_statistics", "corpus_metric", "duration", "estimated_seconds", "identical_pairs",
+    "metric_scores", "metric_significance", "plan", "reference_streams", "resampled_scores", "segment_chunks",
+    "sentence_metric", "surface_scores",
 ]
 
 #: The metrics, in the order the page shows them.
@@ -213,6 +213,13 @@ def chunk_statistics(name: str, hypotheses: Sequence[str], streams: Sequence[Seq
     # the statistics do not depend on BLEU's effective order, only the score computed from them does
     sentence = np.array([sentence_m._aggregate_and_compute([row]).score for row in stats], dtype=np.float64)
     return stats, sentence
+
+
+def chunks_statistics(name: str, work: Sequence[tuple[Sequence[str], Sequence[Sequence[str | None]]]]
+                      ) -> list[tuple[list, np.ndarray]]:
+    """:func:`chunk_statistics` of several chunks (of one system or several) in one call: ``work`` is
+    ``[(hypotheses, streams), ...]``, the result one ``(statistics, sentence)`` per chunk, in order."""
+    return [chunk_statistics(name, hyps, streams) for hyps, streams in work]
 
 
 def segment_chunks(n: int, chunk: int = _CHUNK) -> list[tuple[int, int]]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -32,7 +32,8 @@ from bertscore_viz.evaluation import sacrebleu_metrics as sm
 from bertscore_viz.files.limits import MAX_SECONDS
 from bertscore_viz.serving import isolated
 
-__all__ = ["ABANDON_SECONDS", "CHUNK_SECONDS", "INLINE_SECONDS", "SentenceMetricsJob", "Progress"]
+__all__ = ["ABANDON_SECONDS", "CHUNK_SECONDS", "INLINE_SECONDS", "group_calls", "plan_chunks", "SentenceMetricsJob",
+           "Progress"]
 
 #: Estimated seconds of work per worker call (the chunk of segments of one system grows until it reaches this).
 CHUNK_SECONDS = 1.0
@@ -65,19 +66,36 @@ class Progress(tuple):
         return self[2]
 
 
-def _chunks(metric: str, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> list[tuple[int, int]]:
-    """``(start, stop)`` chunks of one system's segments, each about :data:`CHUNK_SECONDS` of estimated work."""
+def plan_chunks(metric: str, hypotheses: Sequence[str], references: Sequence[Sequence[str]]
+            ) -> list[tuple[int, int, float]]:
+    """``(start, stop, estimated seconds)`` chunks of one system's segments, each about :data:`CHUNK_SECONDS` of
+    estimated work (at most :data:`MAX_CHUNK_SEGMENTS` segments)."""
     cost = sm.COST_PER_OUTPUT[metric]
     out, start, acc = [], 0, 0.0
     for i, (h, refs) in enumerate(zip(hypotheses, references)):
         words = (len(h.split()) + sum(len(r.split()) for r in refs) / max(1, len(refs))) / 2.0
         acc += cost(words) * max(1, len(refs))
         if acc >= CHUNK_SECONDS or i + 1 - start >= MAX_CHUNK_SEGMENTS:
-            out.append((start, i + 1))
+            out.append((start, i + 1, acc))
             start, acc = i + 1, 0.0
     if start < len(hypotheses):
-        out.append((start, len(hypotheses)))
+        out.append((start, len(hypotheses), acc))
     return out
+
+
+def group_calls(pieces: list[tuple[str, int, int, float]]) -> list[list[tuple[str, int, int, float]]]:
+    """Pieces ``(system, start, stop, estimate)`` grouped into worker calls of about :data:`CHUNK_SECONDS` each: a
+    cheap metric (chrF of 16 systems of 100 summaries: about a second in all) is one call, not one per system
+    (a worker's start costs more than such a piece)."""
+    calls: list[list[tuple[str, int, int, float]]] = []
+    acc = CHUNK_SECONDS
+    for piece in pieces:
+        if acc >= CHUNK_SECONDS:
+            calls.append([])
+            acc = 0.0
+        calls[-1].append(piece)
+        acc += piece[3]
+    return calls
 
 
 class SentenceMetricsJob:
@@ -257,45 +275,51 @@ class SentenceMetricsJob:
                 self._metric = None
 
     def _run_metric(self, metric: str) -> bool:
-        """Score one metric system by system; False when asked to stop (the finished systems are kept)."""
+        """Score one metric, a worker call at a time; False when asked to stop (the finished systems are kept)."""
         parts = self._parts[metric]
         with self._lock:  # resumed: the systems kept count, a system stopped half-way starts again
             self._done[metric] = self._n * len(parts)
-        for system, hyps in self.systems.items():
-            if system in parts:
-                continue
-            stats: list = []
-            scores: list[np.ndarray] = []
-            for start, stop in _chunks(metric, hyps, self.references):
-                if self._stop_asked():
-                    return False
-                began = time.monotonic()
-                streams = [st[start:stop] for st in self._streams]
-                try:
-                    if self._inline:
-                        s, x = sm.chunk_statistics(metric, hyps[start:stop], streams)
-                    else:
-                        s, x = isolated.run_isolated(sm.chunk_statistics, metric, hyps[start:stop], streams,
-                                                     max_seconds=self.worker_seconds,
-                                                     max_memory_bytes=self.worker_memory_bytes,
-                                                     what=f"{metric} of {system}")
-                except BertScoreVizError as exc:
-                    self._skip(metric, f"{metric} was not computed: {exc}")
-                    return True
-                spent = self._spent[metric] = self._spent.get(metric, 0.0) + time.monotonic() - began
+        pieces = [(system, start, stop, est) for system, hyps in self.systems.items() if system not in parts
+                  for start, stop, est in plan_chunks(metric, hyps, self.references)]
+        partial: dict[str, tuple[list, list[np.ndarray]]] = {}
+        for call in group_calls(pieces):
+            if self._stop_asked():
+                return False
+            began = time.monotonic()
+            work = [(self.systems[system][start:stop], [st[start:stop] for st in self._streams])
+                    for system, start, stop, _ in call]
+            names = sorted({system for system, *_ in call})
+            try:
+                if self._inline:
+                    results = sm.chunks_statistics(metric, work)
+                else:
+                    results = isolated.run_isolated(sm.chunks_statistics, metric, work,
+                                                    max_seconds=self.worker_seconds,
+                                                    max_memory_bytes=self.worker_memory_bytes,
+                                                    what=f"{metric} of {', '.join(names[:3])}"
+                                                         + (" ..." if len(names) > 3 else ""))
+            except BertScoreVizError as exc:
+                self._skip(metric, f"{metric} was not computed: {exc}")
+                return True
+            spent = self._spent[metric] = self._spent.get(metric, 0.0) + time.monotonic() - began
+            for (system, _start, stop, _), (s, x) in zip(call, results):
+                stats, scores = partial.setdefault(system, ([], []))
                 stats.extend(s)
                 scores.append(x)
-                with self._lock:
-                    self._done[metric] += stop - start
-                if self.max_seconds is not None and spent > self.max_seconds:
-                    self._skip(metric, f"{metric} was stopped after {sm.duration(spent)} of work, over "
-                                       f"{self.bound_name} {sm.duration(self.max_seconds)} (estimated "
-                                       f"{sm.duration(self.estimate.get(metric, 0.0))}). sacrebleu scores them on "
-                                       "the command line: `sacrebleu REFERENCE -i SYSTEM.txt ... -m "
-                                       f"{metric.lower()}`.")
-                    return True
+                if stop == self._n:  # the system's last chunk: it is complete
+                    with self._lock:
+                        parts[system] = (stats, np.concatenate(scores))
             with self._lock:
-                parts[system] = (stats, np.concatenate(scores) if scores else np.zeros(0))
+                self._done[metric] += sum(stop - start for _, start, stop, _ in call)
+            if self.max_seconds is not None and spent > self.max_seconds:
+                self._skip(metric, f"{metric} was stopped after {sm.duration(spent)} of work, over "
+                                   f"{self.bound_name} {sm.duration(self.max_seconds)} (estimated "
+                                   f"{sm.duration(self.estimate.get(metric, 0.0))}). sacrebleu scores them on "
+                                   "the command line: `sacrebleu REFERENCE -i SYSTEM.txt ... -m "
+                                   f"{metric.lower()}`.")
+                return True
+        if self._n == 0:
+            parts.update({system: ([], np.zeros(0)) for system in self.systems})
         value = sm.metric_scores(metric, parts, self.references)
         with self._lock:
             self._scored[metric] = value
