@@ -104,14 +104,16 @@ def calibration_lengths(calibration) -> LengthRange | None:
 
 def upload_words(comparison: compare.Comparison) -> float | None:
     """The median length in words of the texts (references and every system's outputs) of the dataset loaded on
-    Compare, when it is the one ``comparison`` scores; else None."""
+    Compare, when it is the one ``comparison`` scores; else None. Computed once per dataset."""
     state = compare_state()
     ds = state.dataset[1] if state.dataset else None
     if ds is None or not getattr(ds, "ok", False) or not set(comparison.systems) <= set(ds.systems):
         return None
-    texts = [r for group in ds.references for r in group] + [t for name in comparison.systems
-                                                             for t in ds.systems[name]]
-    return float(np.median([len(str(t).split()) for t in texts])) if texts else None
+    def median() -> float | None:  # once per dataset: a million texts take a second to split
+        texts = [r for group in ds.references for r in group] + [t for outs in ds.systems.values() for t in outs]
+        return float(np.median([len(str(t).split()) for t in texts])) if texts else None
+
+    return state.once_per_dataset("words", ds, "", median)
 
 
 def readings_for(comparison: compare.Comparison, lang: str) -> tuple[dict[str, CalibrationReading] | None, str]:

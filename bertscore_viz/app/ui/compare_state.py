@@ -57,6 +57,7 @@ class CompareState:
             and the dataset without them.
         surface: ``(dataset, "")`` and the background job computing sacrebleu's chrF, BLEU and TER of it
             (:class:`~bertscore_viz.serving.sentence_metrics.SentenceMetricsJob`).
+        words: ``(dataset, "")`` and the median length in words of its texts (where calibration bands apply).
         resampled: each sacrebleu metric's resampled corpus scores per (metric, resamples), for ``surface``.
         mtme: ``(file key, {test set: language pairs}, {(test set, lp): EvalSet})`` of an mt-metrics-eval zip.
         report: ``(what it depends on, scores, Report)`` of the HTML report made last.
@@ -79,6 +80,7 @@ class CompareState:
     trimmed: tuple | None = None
     trimmed_to: tuple | None = None
     surface: tuple | None = None
+    words: tuple | None = None
     resampled: dict = field(default_factory=dict)
     mtme: tuple | None = None
     report: tuple | None = None
