@@ -157,10 +157,10 @@ def main() -> None:
         c = (cands[start:] + cands[:start])[:n]
         rf = (refs[start:] + refs[:start])[:n]
 
-        def run_theirs():
+        def run_theirs(c=c, rf=rf):
             return theirs.score(c, rf)[2].numpy()
 
-        def run_ours():
+        def run_ours(c=c, rf=rf):
             CACHE.clear()
             return ours.score(c, rf).f1
 
@@ -200,7 +200,7 @@ def main() -> None:
     fast.score(cands[:64], refs[:64])
     c, rf = cands[:n], refs[:n]
     t_fast, t_exact, max_df = [], [], 0.0
-    for r in range(rounds):
+    for _ in range(rounds):
         CACHE.clear()
         dt, f_exact = timed(lambda: ours.score(c, rf).f1)
         t_exact.append(dt)

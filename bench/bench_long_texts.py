@@ -87,11 +87,12 @@ def speed(args) -> None:
             window.score(cands[:1], refs[:1])  # warm-up
             times: dict[str, list[float]] = {"bert-score": [], "truncate": [], "window": []}
             for _ in range(args.rounds):
-                times["bert-score"].append(timed(lambda: theirs.score(cands, refs, batch_size=args.batch_size)))
+                times["bert-score"].append(timed(
+                    lambda cands=cands, refs=refs: theirs.score(cands, refs, batch_size=args.batch_size)))
                 CACHE.clear()
-                times["truncate"].append(timed(lambda: truncate.score(cands, refs)))
+                times["truncate"].append(timed(lambda cands=cands, refs=refs: truncate.score(cands, refs)))
                 CACHE.clear()
-                times["window"].append(timed(lambda: window.score(cands, refs)))
+                times["window"].append(timed(lambda cands=cands, refs=refs: window.score(cands, refs)))
                 CACHE.clear()
         med = {k: statistics.median(v) for k, v in times.items()}
         per_t, per_w = 1e6 * med["truncate"] / embedded, 1e6 * med["window"] / tokens

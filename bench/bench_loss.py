@@ -87,14 +87,14 @@ def main() -> None:
             f_score = None
             f_loss: list[np.ndarray] = []
 
-            def run_score():
+            def run_score(c=c, rf=rf, bs=bs):
                 nonlocal f_score
                 clear_engine_cache()
                 t = time.perf_counter()
                 f_score = score(c, rf, batch_size=bs).f1
                 return time.perf_counter() - t
 
-            def run_loss(kind: str):
+            def run_loss(kind: str, batches=batches, r=r, f_loss=f_loss):
                 loss_fn.clear_cache()
                 total = 0.0
                 for (ids, mask), refs in batches:
@@ -122,7 +122,7 @@ def main() -> None:
                 times[name].append(fn())
             if r == 0:
                 max_df = float(np.max(np.abs(np.concatenate(f_loss) - f_score)))
-                for (ids, mask), _ in batches:
+                for (_ids, mask), _ in batches:
                     real_cells += int(mask.sum()) + 2 * mask.shape[0]
                     padded_cells += (mask.shape[1] + 2) * mask.shape[0]
         rate = {k: n / statistics.median(v) for k, v in times.items()}

@@ -91,10 +91,10 @@ def main() -> None:
             c, rf = cands[:n], refs[:n]
             t_theirs, t_ours, max_df, fwd = [], [], 0.0, []
 
-            def run_theirs():
+            def run_theirs(c=c, rf=rf):
                 return theirs.score(c, rf)[2].numpy()
 
-            def run_ours():
+            def run_ours(c=c, rf=rf, fwd=fwd):
                 CACHE.clear()
                 forward["s"] = 0.0
                 f = ours.score(c, rf).f1

@@ -51,7 +51,7 @@ def main() -> None:
         texts.setdefault("en", []).extend((da / f"DAseg-newstest2016.reference.{lp}").read_text(
             encoding="utf-8").splitlines())
     same = total = 0
-    for lang, lines in texts.items():
+    for lines in texts.values():
         for t in lines:
             total += 1
             same += e5.token_count(t, False) == len(tok("passage: " + t)["input_ids"])

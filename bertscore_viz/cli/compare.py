@@ -157,10 +157,7 @@ def _from_table(args) -> Loaded:
                          "--rescale_with_baseline (or not).")
     if results_file.is_results_file(path.name, data):
         table = results_file.read_results(data)
-        if args.scale is not None:
-            want = args.scale == "rescaled"
-        else:
-            want = True if args.rescale_with_baseline else None
+        want = (args.scale == "rescaled") if args.scale is not None else (True if args.rescale_with_baseline else None)
         loaded = results_file.results_at(table, want)
         ds = loaded.dataset
         return Loaded(ds, f"{path.name} (precomputed scores)", compare.segment_labels(ds), loaded, loaded.notes)

@@ -20,8 +20,8 @@ with the same weights), so the other half is a transpose.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import torch

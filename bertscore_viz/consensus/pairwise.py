@@ -20,8 +20,8 @@ bounded blocks on the device (:mod:`bertscore_viz.consensus.blocks`); duplicated
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -150,7 +150,7 @@ class Weighting:
     special_ids: frozenset
 
     @classmethod
-    def build(cls, scorer: Scorer, idf: IdfWeights | None, ids: Sequence[np.ndarray]) -> "Weighting":
+    def build(cls, scorer: Scorer, idf: IdfWeights | None, ids: Sequence[np.ndarray]) -> Weighting:
         enc = scorer.encoder
         max_id = max((int(a.max()) for a in ids if len(a)), default=-1)
         size = max(len(enc.tokenizer), max_id + 1)

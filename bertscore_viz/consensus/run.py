@@ -9,7 +9,7 @@ plus the results (three ``(N, N)`` float64 matrices per input).
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 

@@ -102,9 +102,7 @@ def _ends_sentence(text: str, m: re.Match) -> bool:
     if text[after].islower():
         return False
     marks = run.rstrip(_CLOSERS)
-    if marks == "." and _no_break_after(text, m.start()):
-        return False
-    return True
+    return not (marks == "." and _no_break_after(text, m.start()))
 
 
 def split_sentences(text: str) -> list[Sentence]:

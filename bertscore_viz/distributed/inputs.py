@@ -4,9 +4,9 @@ files or directories (Hive-style ``key=value`` folders read as columns), in the 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 from urllib.parse import unquote
 
 import pyarrow.fs as pafs

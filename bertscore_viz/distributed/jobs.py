@@ -44,10 +44,10 @@ import json
 import math
 import time
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa

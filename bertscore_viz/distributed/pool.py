@@ -7,8 +7,8 @@ import contextlib
 import re
 import resource
 import sys
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator
 
 import torch
 
@@ -198,10 +198,8 @@ class ActorPool:
 
     def close(self) -> None:
         for actor in self.actors:
-            try:
+            with contextlib.suppress(Exception):  # already gone
                 self.ray.kill(actor)
-            except Exception:  # already gone
-                pass
         self.actors = []
 
 
@@ -269,10 +267,8 @@ def stream(ray, pool, jobs: Iterable[tuple[int, Callable[[], tuple]]]) -> Iterat
             yield key, result
     finally:  # stopped early (an error, Ctrl-C): what is still queued is not run
         for ref in pending:
-            try:
+            with contextlib.suppress(Exception):  # already finished, or its actor is gone
                 ray.cancel(ref)
-            except Exception:  # already finished, or its actor is gone
-                pass
 
 
 def failure_reason(exc: BaseException) -> str:

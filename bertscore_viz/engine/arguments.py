@@ -15,6 +15,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Literal, overload
 
 import numpy as np
 
@@ -101,6 +102,10 @@ def check_flag(value, what: str) -> bool:
     raise InputError(f"{what} must be True or False, got {type(value).__name__} {shorten(value)}.")
 
 
+@overload
+def check_whole(value, what: str, minimum: int | None = None, optional: Literal[False] = False) -> int: ...
+@overload
+def check_whole(value, what: str, minimum: int | None = None, optional: bool = False) -> int | None: ...
 def check_whole(value, what: str, minimum: int | None = None, optional: bool = False) -> int | None:
     """A whole number (int or numpy integer, not bool), at least ``minimum``; None passes when ``optional``."""
     if value is None and optional:

@@ -109,10 +109,10 @@ def check_values(values, source: str, layers: tuple[int, ...] | None = None) -> 
         raise BaselineError(f"The baseline {source} does not hold numbers: expected P, R and F per layer.") from None
     if arr.ndim != 2 or arr.shape[1] != 3 or arr.shape[0] == 0:
         raise BaselineError(f"The baseline {source} has shape {arr.shape}; expected one row of P, R, F per layer.")
-    if layers is not None:
-        if len(layers) != len(arr) or len(set(layers)) != len(layers) or any(int(x) < 0 for x in layers):
-            raise BaselineError(f"The baseline {source} names layers {list(layers)} for {len(arr)} row(s); expected "
-                                "one distinct layer (0 or more) per row.")
+    if layers is not None and (len(layers) != len(arr) or len(set(layers)) != len(layers)
+                               or any(int(x) < 0 for x in layers)):
+        raise BaselineError(f"The baseline {source} names layers {list(layers)} for {len(arr)} row(s); expected "
+                            "one distinct layer (0 or more) per row.")
     for k, row in enumerate(arr):
         layer = k if layers is None else int(layers[k])
         for name, b in zip("PRF", row):
@@ -151,7 +151,7 @@ def parse_baseline(text: str, source: str = "<text>") -> BaselineTable:
             f"The baseline {source} starts with {shorten(','.join(rows[0]))}; expected the header LAYER,P,R,F "
             "(bert-score's format)."
         )
-    values = []
+    values: list[tuple[float, float, float]] = []
     for n, row in enumerate(rows[1:], start=2):
         try:
             layer, p, r, f = (float(c) for c in row)

@@ -8,6 +8,8 @@ import ctypes.util
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
+from typing import Literal
 
 __all__ = ["default_cache_bytes", "DEFAULT_CACHE_BYTES", "EmbeddingCache", "CACHE", "release_free_memory"]
 
@@ -169,7 +171,7 @@ def _device_of(value) -> str:
 CACHE = EmbeddingCache()
 
 
-_LIBC_TRIM = None
+_LIBC_TRIM: Callable[[int], int] | Literal[False] | None = None  # None: not looked up yet; False: this libc has none
 
 
 def release_free_memory() -> None:

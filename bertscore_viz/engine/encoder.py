@@ -22,7 +22,8 @@ import contextlib
 import copy
 import os
 import threading
-from typing import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -83,7 +84,7 @@ def resolve_device(device: str | None) -> str:
     return str(device)
 
 
-def _layer_container(model) -> tuple[object, str] | None:
+def _layer_container(model) -> tuple[torch.nn.Module, str] | None:
     """The module holding the list of transformer blocks, for architectures where truncation is exact."""
 
     for parent_name, attr in (("encoder", "layer"), ("transformer", "layer")):
@@ -241,6 +242,9 @@ class Encoder:
         transformers.utils.logging.set_verbosity_error()
         transformers.utils.logging.disable_progress_bar()
         tokenizer = load_tokenizer(spec, kwargs)  # a ModelError of its own for a tokenizer that cannot tokenize
+        # Any: transformers' model classes type `.encoder` as nn.Module's Tensor | Module and wrap `.to` in a
+        # decorator mypy cannot call
+        model: Any
         try:
             if "t5" in spec.source.lower():
 

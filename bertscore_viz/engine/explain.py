@@ -4,7 +4,7 @@ P/R/F1 equal to :meth:`~bertscore_viz.engine.scorer.Scorer.score` on the same pa
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -45,9 +45,9 @@ def token_side(scorer, text: str, weights_fn: Callable[[np.ndarray], np.ndarray]
                 word_index[pos] = word_counter
     uid = unk_id(enc)
     unknown = np.zeros(len(tokens), dtype=bool) if uid is None else (tok.ids == uid) & ~special
-    for pos in np.flatnonzero(unknown):
+    for pos in np.flatnonzero(unknown).tolist():
         display[pos] = f"{display[pos]}→[UNK]" if display[pos] != tokens[pos] else tokens[pos]
-    for pos in np.flatnonzero(~unknown & ~special):  # が read as か: the figures and the table show が→か
+    for pos in np.flatnonzero(~unknown & ~special).tolist():  # が read as か: the figures and the table show が→か
         if changed_by_tokenizer(display[pos], word_piece(tokens[pos])):
             display[pos] = f"{display[pos]}{READ_AS}{word_piece(tokens[pos])}"
     windows = ()

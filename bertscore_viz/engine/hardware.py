@@ -35,10 +35,10 @@ import json
 import os
 import threading
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Callable, Mapping
 
 import torch
 import torch.nn.functional as F
@@ -188,9 +188,9 @@ def model_shape(model=None) -> ModelShape:
         return BUNDLED_SHAPE
     if isinstance(model, ModelShape):
         return model
-    inner = getattr(model, "model", None)
-    if getattr(inner, "config", None) is not None:
-        return _shape_from_config(inner.config, f"the encoder of {getattr(getattr(model, 'spec', None), 'name', '?')}")
+    inner_config = getattr(getattr(model, "model", None), "config", None)
+    if inner_config is not None:
+        return _shape_from_config(inner_config, f"the encoder of {getattr(getattr(model, 'spec', None), 'name', '?')}")
     if isinstance(model, Mapping) or hasattr(model, "to_dict"):
         return _shape_from_config(model, "the config given")
     source = getattr(model, "source", None)

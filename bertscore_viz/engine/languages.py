@@ -119,10 +119,10 @@ _STOPWORDS = {
 }
 
 #: Letters of each language that English does not use.
-LETTERS = {"de": "äöüß", "fr": "àâçéèêëîïôûùœ", "es": "áéíóúñ", "it": "àèéìòù", "pt": "áâãàçéêíóôõú",
-           "nl": "ëïé", "cs": "áčďéěíňóřšťúůýž", "pl": "ąćęłńóśźż", "sv": "åäö", "da": "æøå", "fi": "äöå",
-           "et": "õäöüšž", "hu": "áéíóöőúüű", "lv": "āčēģīķļņšūž", "ro": "ăâîșşțţ", "tr": "çğıöşü"}
-LETTERS = {lang: frozenset(chars) for lang, chars in LETTERS.items()}
+LETTERS: dict[str, frozenset[str]] = {lang: frozenset(chars) for lang, chars in {
+    "de": "äöüß", "fr": "àâçéèêëîïôûùœ", "es": "áéíóúñ", "it": "àèéìòù", "pt": "áâãàçéêíóôõú",
+    "nl": "ëïé", "cs": "áčďéěíňóřšťúůýž", "pl": "ąćęłńóśźż", "sv": "åäö", "da": "æøå", "fi": "äöå",
+    "et": "õäöüšž", "hu": "áéíóöőúüű", "lv": "āčēģīķļņšūž", "ro": "ăâîșşțţ", "tr": "çğıöşü"}.items()}
 ENGLISH = frozenset(_ENGLISH.split())
 #: Function words of each language other than English; English function words left out (they count as English).
 STOPWORDS = {lang: frozenset(words.split()) - ENGLISH for lang, words in _STOPWORDS.items()}
@@ -166,7 +166,7 @@ def scripts(text: str) -> Counter:
 def words(text: str) -> list[str]:
     """The words of ``text``, lower-cased (letters only); an elision is split (``l'homme``: ``l``, ``homme``), an
     English contraction is not (``don't``)."""
-    out = []
+    out: list[str] = []
     for w in _WORD.findall(text.lower().replace("\u2019", "'")):
         head, _, tail = w.partition("'")
         out.extend((head, tail) if tail and head in _ELISIONS else (w,))

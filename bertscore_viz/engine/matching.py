@@ -7,8 +7,8 @@ Cosines are summed in float64 where the device has it, so a pair's numbers do no
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Sequence
 
 import numpy as np
 import torch
@@ -117,7 +117,7 @@ class MatchStats:
         return len(self.cand_best) == len(self.pair_candidate) and (len(self.pair_candidate) > 0
                                                                      or not self.pair_table)
 
-    def with_table(self, other: "MatchStats") -> "MatchStats":
+    def with_table(self, other: MatchStats) -> MatchStats:
         """These statistics with ``other``'s pair scores added (the same pairs, e.g. another layer computed later)."""
         if other.candidates != self.candidates or other.references != self.references:
             raise ModelError("Cannot merge pair scores of different inputs.")
@@ -125,7 +125,7 @@ class MatchStats:
         return replace(self, layers=layers, pair_table={**self.pair_table, **other.pair_table},
                        table_idf=self.table_idf if self.table_idf is not None else other.table_idf)
 
-    def select(self, first: int, last: int) -> "MatchStats":
+    def select(self, first: int, last: int) -> MatchStats:
         """Candidates ``first:last`` with their pairs, as statistics of their own (views, no copies of per-token
         maxima; the pair scores are sliced and their notes renumbered)."""
         p0, p1 = (self.groups[first][0], self.groups[last - 1][1]) if last > first else (0, 0)
@@ -164,8 +164,8 @@ class MatchStats:
                 raise ModelError("These statistics hold each pair's P/R/F without idf only "
                                  "(match(..., keep=\"scores\") adds idf scores when the scorer's idf is on or "
                                  "idf_weights are given); use match(..., keep=\"tokens\") to apply any idf later.")
-            scores, notes = entry
-            return scores.copy(), {k: list(v) for k, v in notes.items()}
+            scores, pair_notes = entry
+            return scores.copy(), {k: list(v) for k, v in pair_notes.items()}
         k = self.layers.index(layer)
         special = list(self.special_ids)
         side_cache: dict[int, tuple[np.ndarray, bool]] = {}

@@ -3,7 +3,7 @@ by their index (from 0, as in the input list) or by a label (``"row 6"``: the ap
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import contextlib
 import warnings as _warnings
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Callable, ContextManager, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -69,7 +70,7 @@ __all__ = ["ProgressFn", "GuardFn", "CHUNK_PAIRS", "BertScoreWarning", "distinct
 ProgressFn = Callable[[int, int], None]
 #: Called with the number of distinct sentences a model pass embeds; the context manager it returns is held around
 #: the pass (the app's job queue: a slot for large passes, nothing for an Inspect pair).
-GuardFn = Callable[[int], ContextManager]
+GuardFn = Callable[[int], contextlib.AbstractContextManager]
 #: Pairs handled per streaming chunk: bounds memory for large inputs while keeping length-sorted batches full.
 CHUNK_PAIRS = 1024
 
@@ -132,14 +133,14 @@ class Scorer:
         ModelError, BaselineError: at construction for an unknown layer or a missing baseline, before any work.
     """
 
-    def __init__(self, model: str | None = None, layer: int | None = None, idf: bool = False,
+    def __init__(self, model: str | ModelSpec | None = None, layer: int | None = None, idf: bool = False,
                  idf_sentences: Sequence[str] | None = None, rescale_with_baseline: bool = False,
                  lang: str = "en", baseline_path: str | None = None, batch_size: int = 64,
                  device: str | None = None, precision: str = "fp32", token_budget: int = DEFAULT_TOKEN_BUDGET,
                  baseline_table: BaselineTable | None = None, *, encoder: Encoder | None = None,
                  idf_weights: IdfWeights | None = None, guard: GuardFn | None = None,
                  custom_baseline: bool | None = None, long_texts: str = "truncate"):
-        self._options = dict(model=model, layer=layer, idf=idf, idf_sentences=idf_sentences,
+        self._options: dict[str, Any] = dict(model=model, layer=layer, idf=idf, idf_sentences=idf_sentences,
                              rescale_with_baseline=rescale_with_baseline, lang=lang, baseline_path=baseline_path,
                              batch_size=batch_size, device=device, precision=precision, token_budget=token_budget,
                              baseline_table=baseline_table, encoder=encoder, idf_weights=idf_weights, guard=guard,
@@ -186,8 +187,8 @@ class Scorer:
         if self.idf_sentences is not None and not self.idf_sentences:  # every weight would be 0: say so instead
             raise InputError("idf_sentences is empty: give the sentences to count idf over (e.g. the references of "
                              "the test set), or None for the references of each call.")
-        fixed_idf = self.idf_sentences is not None and idf_weights is None
-        self.idf_source = corpus_tag(self.idf_sentences) if fixed_idf else ""  # named in the signature
+        fixed_idf = self.idf_sentences if idf_weights is None else None  # the corpus of fixed idf, if any
+        self.idf_source = corpus_tag(fixed_idf) if fixed_idf is not None else ""  # named in the signature
         self.rescale_with_baseline = bool(rescale_with_baseline)
         self.lang = lang
         self.baseline_path = baseline_path
@@ -212,7 +213,7 @@ class Scorer:
         if encoder is not None:
             _ = self.encoder  # checks the layer against the given model now
 
-    def replace(self, **changes) -> "Scorer":
+    def replace(self, **changes) -> Scorer:
         """A new scorer with these options changed and the others as here (the encoder stays shared), e.g.
         ``scorer.replace(idf_weights=w)`` or ``scorer.replace(encoder=other_device_encoder)``."""
         options = dict(self._options)
@@ -241,7 +242,7 @@ class Scorer:
             raise BaselineError(f"{exc} (Rescaling was asked for layer {layer}.)") from None
         return table.for_layer(layer, self.spec.name)
 
-    def guarded(self, n_sentences: int) -> ContextManager:
+    def guarded(self, n_sentences: int) -> contextlib.AbstractContextManager:
         """The context held around a model pass over ``n_sentences`` (the ``guard`` given, else nothing)."""
         return self._guard(n_sentences) if self._guard is not None else contextlib.nullcontext()
 
@@ -259,11 +260,8 @@ class Scorer:
     @property
     def signature(self) -> Signature:
         enc = self._encoder
-        if enc is None:  # the installed version, without importing transformers for it
-
-            tv = package_version("transformers")
-        else:
-            tv = enc.transformers_version
+        # without an encoder, the installed version (without importing transformers for it)
+        tv = package_version("transformers") if enc is None else enc.transformers_version
         return Signature(self.spec.name, self.layer, self.idf, self.rescale_with_baseline,
                          self.custom_baseline, self.precision, tv, idf_source=self.idf_source,
                          long_texts=self.long_texts)
@@ -413,9 +411,13 @@ class Scorer:
             pairs = order[start:start + CHUNK_PAIRS]
             texts = list(dict.fromkeys([cands[pair_cand[p]] for p in pairs] + [flat_refs[p] for p in pairs]))
             offset = len(seen)
+
+            def chunk_progress(d: int, _t: int, offset: int = offset) -> None:
+                report(offset + d)
+
             vecs = dict(zip(texts, enc.embed_layers(texts, layers, batch_size=self.batch_size,
                                                     token_budget=self.token_budget, long_texts=self.long_texts,
-                                                    progress=lambda d, _t, offset=offset: report(offset + d))))
+                                                    progress=chunk_progress)))
             seen.update(texts)
             report(len(seen))
             yield pairs, vecs

@@ -19,7 +19,7 @@ with NaN replaced by 0; a side with no real token but specials ("empty") gives P
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 

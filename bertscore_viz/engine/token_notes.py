@@ -77,7 +77,7 @@ def unknown_message(what: str, side: TokenSide, model: str) -> str | None:
     unknown = side.unknown
     parts: list[str] = []
     scripts: set[str] = set()
-    unk_texts = list(dict.fromkeys(_typed(side, i) for i in np.flatnonzero(unknown)))
+    unk_texts = list(dict.fromkeys(_typed(side, i) for i in np.flatnonzero(unknown).tolist()))
     for t in unk_texts:
         scripts.update(_script(c) for c in t if not c.isspace())
     if unk_texts:

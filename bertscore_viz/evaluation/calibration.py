@@ -27,9 +27,9 @@ import datetime as _dt
 import hashlib
 import json
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -70,8 +70,8 @@ BAND_NAMES = ("bottom third", "middle third", "top third")
 WMT16_EXAMPLE = EXAMPLES_DIR / "wmt16_da_to_english.csv"
 _WHICH = {"p": 0, "precision": 0, "r": 1, "recall": 1, "f": 2, "f1": 2}
 _LETTERS = ("P", "R", "F")
-_REGISTERED: dict[tuple[str, str], "Calibration"] = {}
-_READ_CACHE: dict[tuple[str, int, int], "Calibration"] = {}
+_REGISTERED: dict[tuple[str, str], Calibration] = {}
+_READ_CACHE: dict[tuple[str, int, int], Calibration] = {}
 ProgressFn = Callable[[int, int], None]
 
 
@@ -318,7 +318,7 @@ class Calibration:
         return json.dumps(self.as_dict(), ensure_ascii=False, separators=(",", ":")) + "\n"
 
     @classmethod
-    def from_dict(cls, data: dict, source: str = "<dict>") -> "Calibration":
+    def from_dict(cls, data: dict, source: str = "<dict>") -> Calibration:
         """Read :meth:`as_dict`'s layout, with a BaselineError naming what is wrong."""
         if data.get("format") != FORMAT:
             _damaged(source, f"format {shorten(data.get('format'))}, not {FORMAT!r}")
@@ -540,7 +540,7 @@ class PairCollector:
         if progress:
             progress(0, total)
         for pairs in blocks:
-            def block_progress(d: int, t: int, before=done, k=len(pairs)) -> None:
+            def block_progress(d: int, t: int, before=done, k=pairs.shape[0]) -> None:
                 if progress and t:
                     progress(before + int(k * 0.9 * d / t), total)
 

@@ -14,8 +14,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd

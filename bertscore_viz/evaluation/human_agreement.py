@@ -17,8 +17,8 @@ resamples never scores again.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 import sacrebleu

@@ -18,9 +18,9 @@ import datetime as _dt
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -225,7 +225,9 @@ def tune_layers(data: str | Path | list[DASet], model=None, idf: bool = False, b
     total = sum(len(s.human) for s in sets)
     done = 0
     for s in sets:
-        def lp_progress(d: int, t: int, before=done, k=len(s.human)) -> None:
+        size = len(s.human)
+
+        def lp_progress(d: int, t: int, before=done, k=size) -> None:
             if progress and t:
                 progress(before + int(k * d / t), total)
 

@@ -21,9 +21,9 @@ import math
 import random
 import re
 import unicodedata
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Callable, Sequence
 
 from bertscore_viz.errors import InputError
 
@@ -141,7 +141,7 @@ class Perturbation:
     name: str
     description: str
     languages: tuple[str, ...] | None
-    function: "PerturbFn"
+    function: PerturbFn
 
     def applies_to(self, lang: str) -> bool:
         """Whether this perturbation's rules fit ``lang`` (``en``, ``en-sci`` and ``en_US`` are English)."""

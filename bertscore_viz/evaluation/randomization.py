@@ -32,8 +32,8 @@ adjusts those k - 1 p values with Holm's step-down method (their family).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping
 
 import numpy as np
 

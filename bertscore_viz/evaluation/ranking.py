@@ -96,8 +96,9 @@ def clusters(systems, means: dict[str, float], matrix: np.ndarray, alpha: float 
     at positions <= i is significantly better (p < alpha, higher mean) than every system after it, so each
     system of a cluster beats all systems of every lower cluster. Inside a cluster some pairs may still differ
     significantly (the best of a 15-system cluster can beat 13 of the others): only no boundary separates all of
-    its upper part from all of its lower part; ``wins`` and ``losses`` say what each system beats. ``wins`` counts the systems a system is significantly better than, ``losses`` those significantly
-    better than it; the rank range is ``1 + losses`` to ``k - wins``.
+    its upper part from all of its lower part; ``wins`` and ``losses`` say what each system beats. ``wins`` counts
+    the systems a system is significantly better than, ``losses`` those significantly better than it; the rank
+    range is ``1 + losses`` to ``k - wins``.
 
     Args:
         systems: names in the order of ``matrix``; means: corpus score of each; matrix: ``(k, k)`` p values.

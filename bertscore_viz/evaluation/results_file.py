@@ -36,9 +36,9 @@ from __future__ import annotations
 import io
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 
 import numpy as np
 import pyarrow as pa

@@ -53,7 +53,8 @@ from bertscore_viz.evaluation.ranking import (  # re-exported: the page, the CLI
 )
 
 __all__ = [
-    "CORRECTIONS", "DEFAULT_SAMPLES", "DEFAULT_SEED", "HOLM_HEADROOM", "INTERVAL_SAMPLES", "MAX_RESAMPLED_CELLS", "MAX_SAMPLES", "Cluster",
+    "CORRECTIONS", "DEFAULT_SAMPLES", "DEFAULT_SEED", "HOLM_HEADROOM", "INTERVAL_SAMPLES", "MAX_RESAMPLED_CELLS",
+    "MAX_SAMPLES", "Cluster",
     "PairedResult", "Significance", "SystemInterval", "SystemStanding", "analyse", "analyse_resampled",
     "bootstrap_interval", "bootstrap_means", "clusters", "describe", "family_text", "format_difference", "format_p",
     "format_p_family", "holm", "natural_key", "p_value", "p_value_from_samples", "p_value_one_sided",
@@ -404,7 +405,7 @@ class Significance:
     def pair(self, a: str, b: str) -> float:
         return float(self.matrix[self.systems.index(a), self.systems.index(b)])
 
-    def rebase(self, baseline: str) -> "Significance":
+    def rebase(self, baseline: str) -> Significance:
         """The same analysis against another baseline system (no new resampling: the tests against the baseline
         read the pairwise p values, the one-sided p the kept resamples)."""
         if baseline == self.baseline:

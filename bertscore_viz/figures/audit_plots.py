@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import html
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots

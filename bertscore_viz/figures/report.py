@@ -30,8 +30,8 @@ from __future__ import annotations
 import functools
 import html
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 import plotly.graph_objects as go

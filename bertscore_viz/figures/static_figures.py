@@ -19,7 +19,7 @@ from __future__ import annotations
 import html
 import io
 import threading
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from matplotlib import colormaps, font_manager
@@ -77,7 +77,7 @@ _LOCK = threading.Lock()
 
 
 # --- fonts ----------------------------------------------------------------------------------------------------------
-@lru_cache(maxsize=None)
+@cache
 def _charmap(path: str) -> frozenset:
     """The code points a font file has glyphs for (empty when the file cannot be read)."""
 

@@ -11,14 +11,16 @@ directory.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import shutil
 import tempfile
 import time
 import unicodedata
+from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Callable
+from typing import IO
 
 from bertscore_viz.errors import BertScoreVizError
 
@@ -86,10 +88,8 @@ def atomic_write_via(path: str | Path, render: Callable[[str], None]) -> Path:
         raise OutputError(_message(path, exc)) from exc
     finally:
         if tmp is not None:
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
-            except FileNotFoundError:
-                pass
     _fsync_directory(path.parent)
     return path
 
@@ -145,10 +145,8 @@ def atomic_write_many(items: list[tuple[str | Path, bytes]]) -> list[Path]:
         raise OutputError(_message(failed, exc)) from exc
     finally:
         for name in temps + [b for b in backups.values() if b]:
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(name)
-            except OSError:
-                pass
     for directory in dict.fromkeys(p.parent for p in paths):
         _fsync_directory(directory)
     return paths

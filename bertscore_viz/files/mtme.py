@@ -21,9 +21,9 @@ import json
 import math
 import posixpath
 import zipfile
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -117,7 +117,7 @@ class MtmeSource:
         names = [posixpath.basename(p) for p in self._list(self._join(root, "sources"), "*")]
         return tuple(sorted({n.rsplit(".", 1)[0] for n in names if n.endswith(_TEXT_EXTENSIONS)}))
 
-    def read(self, lp: str, test_set: str | None = None, read_metric_scores: bool = True) -> "EvalSet":
+    def read(self, lp: str, test_set: str | None = None, read_metric_scores: bool = True) -> EvalSet:
         """One language pair (see :func:`read_evalset`)."""
         return _read_evalset(self, self._root(test_set), lp, read_metric_scores)
 
@@ -150,7 +150,7 @@ def _open_zip(handle, label: str, name: str) -> MtmeSource:
 
 
 def read_evalset(data: str | Path | bytes, lp: str, test_set: str | None = None,
-                 read_metric_scores: bool = True) -> "EvalSet":
+                 read_metric_scores: bool = True) -> EvalSet:
     """One language pair (``"de-en"``; ``open_mtme(data).language_pairs()`` lists them) of a folder or zip
     (:func:`open_mtme`) as an :class:`EvalSet`; ``test_set``: the test set's folder name when ``data`` holds several.
 

@@ -27,7 +27,8 @@ Ours: ``long_texts``, ``precision``. Other keyword arguments go to ``torchmetric
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import torch

@@ -31,7 +31,8 @@ themselves, with gradients, come from :meth:`BERTScoreLoss.scores`.
 from __future__ import annotations
 
 import copy
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import torch
@@ -59,6 +60,9 @@ from bertscore_viz.loss.inputs import (
     wrap_rows,
 )
 
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
+
 __all__ = ["REFERENCE_TOKEN_BUDGET", "BERTScoreOutput", "BERTScoreLoss"]
 
 #: Padded token cells in one reference forward batch.
@@ -74,6 +78,14 @@ class BERTScoreOutput(NamedTuple):
 
 
 class BERTScoreLoss(torch.nn.Module):
+    # attributes set with object.__setattr__ or register_buffer, for the type checker (nn.Module's __getattr__
+    # would type them Tensor | Module); annotations only, no class attributes
+    _net: torch.nn.Module
+    _embedding_matrix: torch.Tensor
+    _own_model: torch.nn.Module | None
+    _uniform: torch.Tensor
+    _fixed_idf: torch.Tensor | None
+    baseline: torch.Tensor | None
     """BERTScore of candidates against references as a differentiable loss (``1 - S`` per sample).
 
     Built with the options of :class:`bertscore_viz.Scorer`; the scorer's weights are frozen unless
@@ -196,7 +208,7 @@ class BERTScoreLoss(torch.nn.Module):
             raise ModelError(f"{exc} Pass inputs that include the special tokens and add_special_tokens=False.") \
                 from None
 
-    def _use_model(self, base: torch.nn.Module) -> None:
+    def _use_model(self, base: PreTrainedModel) -> None:
         """Score with ``base``: the view cut after the requested layer, as the scorer runs it (parameters shared),
         and its input embedding matrix ``(V, H)``, kept out of the module's parameters (with train_scorer it is
         already one, in scorer_model)."""
@@ -404,6 +416,7 @@ class BERTScoreLoss(torch.nn.Module):
         """``(vectors (b, c, H), mask (b, c) bool, weights (b, c), empty (b,))`` of the candidates, given the
         ``(V,)`` weight of every vocabulary id."""
         kind = input_kind(candidates, input_type, self.vocab_size, self.hidden_size, self.scorer.spec.name)
+        w: torch.Tensor | None  # None until known: the "embeds" kind's weights come last
         b, t = candidates.shape[:2]
         if attention_mask is None:
             mask = torch.ones((b, t), dtype=torch.bool, device=self.device)

@@ -116,7 +116,7 @@ class CatalogEntry:
     def english_only(self) -> bool:
         return self.languages == ("en",)
 
-    def space_needed_mb(self, missing: "tuple[Part, ...] | list[Part] | None" = None) -> int:
+    def space_needed_mb(self, missing: tuple[Part, ...] | list[Part] | None = None) -> int:
         """Free disk space an install needs at its peak: the wheels still to download (all when ``missing`` is
         None) plus the work directory. Downloaded wheels stay in ``<home>/.downloads`` until the install has
         succeeded (and after it with ``--keep-wheels``)."""

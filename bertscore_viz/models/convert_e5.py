@@ -29,9 +29,9 @@ import json
 import struct
 import zipfile
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 from safetensors.numpy import save_file

@@ -37,8 +37,8 @@ import sys
 import tempfile
 import time
 import zipfile
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
 
 from filelock import FileLock, Timeout
 

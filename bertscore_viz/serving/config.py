@@ -13,9 +13,9 @@ import logging
 import math
 import os
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 
 try:
     import tomllib

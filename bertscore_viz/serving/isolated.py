@@ -28,6 +28,7 @@ readers of :mod:`bertscore_viz.files.upload`, :mod:`bertscore_viz.files.human_sc
 from __future__ import annotations
 
 import atexit
+import contextlib
 import math
 import multiprocessing
 import os
@@ -129,10 +130,8 @@ READER_NICENESS = 10
 
 
 def _apply_limits(max_memory_bytes: int | None, max_seconds: float) -> None:
-    try:
+    with contextlib.suppress(AttributeError, OSError):  # no nice() here: the reader runs at the server's priority
         os.nice(READER_NICENESS)
-    except (AttributeError, OSError):  # no nice() on this platform: the reader runs at the server's priority
-        pass
     if resource is None:
         return
     cpu = int(math.ceil(max_seconds)) + 2

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import threading
 import weakref
 from collections import OrderedDict
-from typing import Callable
+from collections.abc import Callable
 
 __all__ = ["ModelPool"]
 
@@ -60,10 +61,8 @@ class ModelPool:
         dropped = []
         while len(self._items) > keep:
             old_key, old = self._items.popitem(last=False)
-            try:
+            with contextlib.suppress(TypeError):  # a value that cannot be referenced weakly (tests' strings)
                 self._dropped[old_key] = old
-            except TypeError:  # a value that cannot be referenced weakly (tests' strings): not tracked
-                pass
             dropped.append(old)
             self.evictions += 1
         return dropped

@@ -228,7 +228,7 @@ def test_a_compare_upload_is_offered_here_and_then_the_uploader_is_empty():
     data = _rated(CS_EN.human[:N])
     at = app("compare.py", compare_input={"name": "rated.csv", "data": data, "origin": "upload"})
     go(at, "agreement.py")
-    key = at.session_state["_agr_uploader_version"] if "_agr_uploader_version" in at.session_state else 0
+    key = at.session_state.get("_agr_uploader_version", 0)
     (button,) = [b for b in at.button if b.key == "agr_from_compare"]
     assert button.label == "Use the Compare page's file" and "rated.csv" in button.help
     button.click().run()

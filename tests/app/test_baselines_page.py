@@ -152,7 +152,7 @@ def test_an_uploaded_baseline_with_impossible_values_is_refused_and_never_reache
     at = _page(lang="fr", baseline_file_input={"name": "broken.tsv", "data": text.encode()})
     assert any("for layer 4" in e.value.replace("\\", "") and "finite number" in e.value for e in at.error), \
         [e.value for e in at.error]
-    custom = at.session_state["custom_baselines"] if "custom_baselines" in at.session_state else {}
+    custom = at.session_state.get("custom_baselines", {})
     assert ("fr", BUNDLED_MODEL_NAME) not in custom
 
 

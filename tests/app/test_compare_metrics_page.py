@@ -215,9 +215,9 @@ def test_the_shipped_calibration_places_every_mean_and_a_language_without_one_sa
 
 
 # --- empty references, problems ------------------------------------------------------------------------------------
-EMPTY_REF = ("reference,sysA,sysB\nThe cat sat on the mat.,A cat sat on the mat.,The cat sat.\n"
-             ",It is cold.,Cold today.\nHe went home.,He left.,He went home early.\n"
-             "  ,Rain.,It rained.\nShe sings well.,She sings.,She is a good singer.\n").encode()
+EMPTY_REF = (b"reference,sysA,sysB\nThe cat sat on the mat.,A cat sat on the mat.,The cat sat.\n"
+             b",It is cold.,Cold today.\nHe went home.,He left.,He went home early.\n"
+             b"  ,Rain.,It rained.\nShe sings well.,She sings.,She is a good singer.\n")
 
 
 def test_empty_references_are_one_warning_and_can_be_left_out_for_every_system():

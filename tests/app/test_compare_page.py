@@ -433,11 +433,11 @@ def test_a_model_listed_under_a_label_is_the_model_it_names(monkeypatch):
 
 def test_scoring_warnings_name_the_files_rows_as_the_problems_table_does():
     """Issue 23, item 8: a warning said "candidate index 2" for the segment the problems table calls row 5."""
-    data = ("reference,sysA,sysB\n"
-            "The cat sat on the mat.,A cat sat on the mat.,The cat sat.\n"
-            ",,\n"  # a blank row: skipped, but it still counts as a line of the file
-            "It is cold today.,It is freezing.,Cold today.\n"
-            "He went home.,,He left for home.\n").encode()
+    data = (b"reference,sysA,sysB\n"
+            b"The cat sat on the mat.,A cat sat on the mat.,The cat sat.\n"
+            b",,\n"  # a blank row: skipped, but it still counts as a line of the file
+            b"It is cold today.,It is freezing.,Cold today.\n"
+            b"He went home.,,He left for home.\n")
     at = _page(data, "rows.csv")
     assert not at.exception, at.exception
     warns = [t.value for t in at.text if "empty candidate" in t.value]
@@ -462,9 +462,9 @@ def test_rescaling_text_in_another_language_than_the_baseline_says_so():
 
 def test_a_human_column_is_not_a_system_and_points_to_the_agreement_page():
     """Issue 22: a wide file with human scores scored the column 'human' as a system."""
-    data = ("reference,sysA,sysB,human\n"
-            "The cat sat on the mat.,A cat sat on the mat.,The cat sat.,0.8\n"
-            "It is cold today.,It is freezing.,Cold today.,0.3\n").encode()
+    data = (b"reference,sysA,sysB,human\n"
+            b"The cat sat on the mat.,A cat sat on the mat.,The cat sat.,0.8\n"
+            b"It is cold today.,It is freezing.,Cold today.,0.3\n")
     at = _page(data, "rated.csv")
     assert not at.exception, at.exception
     assert set(_frame_with(at, "System")["System"]) == {"sysA", "sysB"}

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
 
 from playwright.sync_api import expect
 
@@ -24,7 +25,7 @@ def _listening(port: int) -> list[str]:
     out = []
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
-            lines = open(table, encoding="ascii").read().splitlines()[1:]
+            lines = Path(table).read_text(encoding="ascii").splitlines()[1:]
         except OSError:
             continue
         for line in lines:

@@ -129,9 +129,9 @@ def _check_labels(page, key: str, cand: list[str], ref: list[str]) -> dict:
     left, top, plot_w, plot_h = fig["plot"]
     assert plot_w >= 16 * len(ref) - 1 and plot_h >= 16 * len(cand) - 1  # cells of 16 px or more
     for text, x0, x1, y0, y1 in fig["x"]:
-        assert 0 <= x0 and x1 <= width and 0 <= y0 and y1 <= top + 1, f"column label {text!r} clipped"
+        assert x0 >= 0 and x1 <= width and y0 >= 0 and y1 <= top + 1, f"column label {text!r} clipped"
     for text, x0, x1, y0, y1 in fig["y"]:
-        assert 0 <= x0 and x1 <= left + 1 and 0 <= y0 and y1 <= height, f"row label {text!r} clipped"
+        assert x0 >= 0 and x1 <= left + 1 and y0 >= 0 and y1 <= height, f"row label {text!r} clipped"
     _fits_its_column(fig)
     return fig
 
@@ -148,7 +148,7 @@ def _check_alignment(page, key: str, pair) -> dict:
     for token in set(cand) | set(ref):
         assert texts.count(token) >= 2 * (cand.count(token) + ref.count(token)), token  # in both panels
     for text, x0, x1, y0, y1 in fig["points"]:
-        assert 0 <= x0 and x1 <= width and 0 <= y0 and y1 <= height, f"label {text!r} off the figure"
+        assert x0 >= 0 and x1 <= width and y0 >= 0 and y1 <= height, f"label {text!r} off the figure"
     (xa, xb), (ya, yb) = sorted(fig["xrange"]), sorted(fig["yrange"])
     n_links = 0
     for xs, ys in fig["lines"]:

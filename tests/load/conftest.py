@@ -56,15 +56,14 @@ class Server:
 
     def start(self, timeout: float = 120) -> float:
         """Start and wait until healthy; returns the seconds it took."""
-        log = open(self.log_path, "a")
         env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", **self.env)
         began = time.monotonic()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
-             "--server.port", str(self.port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
-             "--browser.gatherUsageStats", "false"],
-            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
-        log.close()
+        with open(self.log_path, "a") as log:  # the server writes through its own copy
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
+                 "--server.port", str(self.port), "--server.address", "127.0.0.1", "--server.fileWatcherType",
+                 "none", "--browser.gatherUsageStats", "false"],
+                cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
         while health_seconds(self.url, 2) is None:
             if self.proc.poll() is not None or time.monotonic() - began > timeout:
                 self.stop()

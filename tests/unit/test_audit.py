@@ -62,7 +62,7 @@ def independent_figures(cands, refs, layers, seed, idf=False):
     for layer in layers:
         scorer = Scorer(layer=layer, idf_sentences=flat) if idf else Scorer(layer=layer)
 
-        def f1(indices, which):
+        def f1(indices, which, scorer=scorer):
             if not indices:
                 return np.zeros(0)
             texts_ = [cands[i] if which is None else texts[which][i] for i in indices]

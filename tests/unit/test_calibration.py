@@ -313,7 +313,7 @@ def test_random_pairs_of_new_sentences_land_near_the_median(shipped, scorer, own
     assert pct.shape == (780,)
     assert 40 <= float(np.median(pct)) <= 60, np.median(pct)  # measured: 49.5
     assert np.array_equal(pct, shipped.percentile(result.raw_f1, 4))
-    assert 0.0 <= pct.min() and pct.max() <= 100.0
+    assert pct.min() >= 0.0 and pct.max() <= 100.0
 
 
 def test_every_layer_puts_new_random_pairs_near_the_median(shipped, scorer, own_stats):

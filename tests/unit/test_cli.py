@@ -102,8 +102,8 @@ def test_idf_and_rescale_with_baseline_path(files, capsys, tmp_path):
     np.testing.assert_allclose(d["f1"], res.f1, atol=1e-12)
     np.testing.assert_allclose(d["raw_f1"], res.raw_f1, atol=1e-12)
     np.testing.assert_allclose(d["precision"], (np.asarray(d["raw_precision"]) - 0.6) / 0.4, atol=1e-12)
-    assert d["signature"].endswith("_idf_version=bertscore-viz-0.1.0(hug_trans=%s)-custom-rescaled"
-                                   % res.signature.transformers_version)
+    tv = res.signature.transformers_version
+    assert d["signature"].endswith(f"_idf_version=bertscore-viz-0.1.0(hug_trans={tv})-custom-rescaled")
 
 
 def test_single_sentences_instead_of_files(capsys):

@@ -4,8 +4,9 @@ tests/e2e/test_server_lifecycle_browser.py)."""
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 from bertscore_viz.cli.app import app_command
 

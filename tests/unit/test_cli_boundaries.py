@@ -136,7 +136,8 @@ def test_check_writable_names_the_problem(tmp_path):
 
 @pytest.mark.parametrize("argv, message", [
     (["--seed", "-1"], "--seed takes a seed: 0 to 4,294,967,295, got -1."),  # numpy's traceback before
-    (["--pairs", "99999999999"], "--pairs takes a number of pairs: 1 to 1,000,000, got 99,999,999,999."),  # a job of days before
+    # a job of days before
+    (["--pairs", "99999999999"], "--pairs takes a number of pairs: 1 to 1,000,000, got 99,999,999,999."),
     (["--max-words", "0"], "--max-words takes a number of words: 1 to 1,000, got 0."),
 ])
 def test_baseline_numbers_are_checked_before_any_work(files, capsys, monkeypatch, argv, message):

@@ -183,11 +183,11 @@ def test_everything_as_json(scorer, run, dataset):
 
 
 def test_long_layout_with_several_references_and_an_empty_output(scorer):
-    data = ("system,segment_id,candidate,reference,reference_2\n"
-            "A,1,The cat sat on the mat.,A cat sat on the mat.,The cat was on the mat.\n"
-            "B,1,,A cat sat on the mat.,The cat was on the mat.\n"
-            "A,2,It rained all day.,It rained the whole day.,Rain fell all day long.\n"
-            "B,2,Sun shone.,It rained the whole day.,Rain fell all day long.\n").encode()
+    data = (b"system,segment_id,candidate,reference,reference_2\n"
+            b"A,1,The cat sat on the mat.,A cat sat on the mat.,The cat was on the mat.\n"
+            b"B,1,,A cat sat on the mat.,The cat was on the mat.\n"
+            b"A,2,It rained all day.,It rained the whole day.,Rain fell all day long.\n"
+            b"B,2,Sun shone.,It rained the whole day.,Rain fell all day long.\n")
     ds = upload.parse_upload(data)
     assert ds.references[0] == ["A cat sat on the mat.", "The cat was on the mat."]
     assert [p.severity for p in ds.problems] == ["warning"]
@@ -267,9 +267,9 @@ def test_language_report_of_a_dataset(dataset):
 
 
 # --- empty references, length buckets with intervals, sacrebleu's metrics, the calibration ladder ------------------
-EMPTY_REF = ("reference,sysA,sysB\nThe cat sat on the mat.,A cat sat on the mat.,The cat sat.\n"
-             ",It is cold.,Cold today.\nHe went home.,He left.,He went home early.\n"
-             "  ,Rain.,It rained.\nShe sings well.,She sings.,She is a good singer.\n").encode()
+EMPTY_REF = (b"reference,sysA,sysB\nThe cat sat on the mat.,A cat sat on the mat.,The cat sat.\n"
+             b",It is cold.,Cold today.\nHe went home.,He left.,He went home early.\n"
+             b"  ,Rain.,It rained.\nShe sings well.,She sings.,She is a good singer.\n")
 
 
 def test_an_empty_reference_is_one_warning_for_every_system_and_can_be_left_out(scorer):

@@ -94,8 +94,8 @@ def test_the_lead_of_a_clearly_better_metric_is_significant_and_a_tie_is_not():
 def test_system_level_is_the_correlation_of_system_means():
     report = agreement({"good": GOOD}, HUMAN, systems=SYSTEMS, n_samples=50)
     names = sorted(set(SYSTEMS))
-    m = [GOOD[SYSTEMS == s].mean() for s in names]
-    h = [HUMAN[SYSTEMS == s].mean() for s in names]
+    m = [GOOD[s == SYSTEMS].mean() for s in names]
+    h = [HUMAN[s == SYSTEMS].mean() for s in names]
     assert report.n_systems == 6 and report.system["good"].n == 6
     assert report.system["good"].values["pearson"] == pytest.approx(stats.pearsonr(m, h)[0])
     assert report.system["good"].values["kendall"] == pytest.approx(stats.kendalltau(m, h)[0])

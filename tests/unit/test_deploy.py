@@ -462,7 +462,7 @@ def test_queue_runs_at_most_max_jobs_in_arrival_order_and_says_what_is_ahead():
         t = threading.Thread(target=job, args=(name, False))
         t.start()
         threads.append(t)
-        _wait_for(changed, lambda: name in seen)  # queued and told where it stands, before the next one comes
+        _wait_for(changed, lambda name=name: name in seen)  # queued and told where it stands, before the next one comes
     assert queue.running == 1 and queue.waiting == 2
     assert seen["second"][-1] == (1, 0) and seen["third"][-1] == (1, 1)
     gate.set()
@@ -505,10 +505,9 @@ def test_with_two_slots_one_ending_job_is_enough_and_the_message_says_so():
 
 def test_a_job_that_fails_inside_its_slot_frees_it():
     queue = JobQueue(1, poll=0.02)
-    with pytest.raises(RuntimeError, match="the job failed"):
-        with queue.slot():
-            assert queue.running == 1
-            raise RuntimeError("the job failed")
+    with pytest.raises(RuntimeError, match="the job failed"), queue.slot():
+        assert queue.running == 1
+        raise RuntimeError("the job failed")
     assert queue.running == 0 and queue.waiting == 0
     done = []
     t = threading.Thread(target=lambda: queue.acquire() or done.append(1) or queue.release())
@@ -602,9 +601,13 @@ def test_an_interrupted_write_leaves_the_old_file_and_no_temporary(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.tsv"]
     fileio.atomic_write_text(out, "LAYER,P,R,F\n0,0.1,0.2,0.3\n")
     assert read_baseline(out).values.tolist() == [[0.1, 0.2, 0.3]]
+    def write_then_fail(name):
+        with open(name, "wb") as f:
+            f.write(b"x")
+        raise RuntimeError()
+
     with pytest.raises(RuntimeError):
-        fileio.atomic_write_via(tmp_path / "fig.png", lambda name: (open(name, "wb").write(b"x"),
-                                                                     (_ for _ in ()).throw(RuntimeError())))
+        fileio.atomic_write_via(tmp_path / "fig.png", write_then_fail)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.tsv"]
 
 

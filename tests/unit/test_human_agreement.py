@@ -16,13 +16,13 @@ from bertscore_viz.evaluation.layer_tuning import read_da, tune_layers
 from bertscore_viz.files.human_scores import parse_human_scores
 from bertscore_viz.locations import EXAMPLES_DIR
 
-LONG = ("system,segment_id,candidate,reference,human,lp\n"
-        "A,1,The cat sat on the mat.,A cat sat on the mat.,0.9,de-en\n"
-        "B,1,Dogs bark at night.,A cat sat on the mat.,-0.5,de-en\n"
-        "A,2,,It is cold today.,0.1,de-en\n"
-        "B,2,It is freezing today.,It is cold today.,n/a,cs-en\n"
-        "C,2,Today it is cold.,It is cold today.,,cs-en\n"
-        "C,3,He left early.,He went home early.,0.7,cs-en\n").encode()
+LONG = (b"system,segment_id,candidate,reference,human,lp\n"
+        b"A,1,The cat sat on the mat.,A cat sat on the mat.,0.9,de-en\n"
+        b"B,1,Dogs bark at night.,A cat sat on the mat.,-0.5,de-en\n"
+        b"A,2,,It is cold today.,0.1,de-en\n"
+        b"B,2,It is freezing today.,It is cold today.,n/a,cs-en\n"
+        b"C,2,Today it is cold.,It is cold today.,,cs-en\n"
+        b"C,3,He left early.,He went home early.,0.7,cs-en\n")
 
 
 def test_the_long_layout_keeps_every_rated_row_and_lists_the_others():
@@ -39,8 +39,8 @@ def test_the_long_layout_keeps_every_rated_row_and_lists_the_others():
 
 
 def test_a_named_column_and_the_wide_layout():
-    data = ("reference,sysA,human_sysA,sysB,sysB_human,rating\n"
-            "r1,a1,0.1,b1,0.2,9\nr2,a2,,b2,0.3,9\nr3,a3,0.5,b3,nan,9\n").encode()
+    data = (b"reference,sysA,human_sysA,sysB,sysB_human,rating\n"
+            b"r1,a1,0.1,b1,0.2,9\nr2,a2,,b2,0.3,9\nr3,a3,0.5,b3,nan,9\n")
     wide = parse_human_scores(data, "w.csv")
     assert wide.layout == "wide" and wide.systems == ["sysA", "sysB", "sysB", "sysA"]
     assert wide.candidates == ["a1", "b1", "b2", "a3"] and wide.rows == [2, 2, 3, 4]

@@ -100,7 +100,7 @@ def test_docker_context_leaves_out_data_and_secrets():
 def _requirements() -> dict[str, str]:
     lines = (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines()
     reqs = [ln.strip() for ln in lines if ln.strip() and not ln.startswith(("#", "-"))]
-    return {re.split(r"[<>=!~\[]", r, 1)[0].lower(): r for r in reqs}
+    return {re.split(r"[<>=!~\[]", r, maxsplit=1)[0].lower(): r for r in reqs}
 
 
 def test_pyproject_declares_the_requirements_with_minimums_the_code_needs():

@@ -326,7 +326,7 @@ def test_wrapped_lines_never_overlap_their_labels_nor_split_a_word(pair128):
             labelled = [k for k in on if side.labels[k]]
             for k, q in zip(labelled, labelled[1:]):  # neighbouring labels at least `gap` apart
                 assert side.x[q] - side.label_width[q] / 2 >= side.x[k] + side.label_width[k] / 2 + 10 - 1e-9
-            assert all(0 <= side.x[k] - side.label_width[k] / 2 and side.x[k] + side.label_width[k] / 2
+            assert all(side.x[k] - side.label_width[k] / 2 >= 0 and side.x[k] + side.label_width[k] / 2
                        <= lay.width + 1e-9 for k in on)
         lines_of_word = {}
         for p, b in zip(side.nodes, side.line):

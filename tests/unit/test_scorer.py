@@ -7,6 +7,7 @@ the public API, the signature, and reduced precision.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import os
 import random
@@ -453,7 +454,7 @@ def test_result_fields(s4):
     d = res.as_dict()
     assert set(d) >= {"precision", "recall", "f1", "signature", "warnings", "settings", "baseline"}
     assert d["f1"] == pytest.approx(res.f1.tolist())
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         res.f1 = None  # frozen
 
 

@@ -120,10 +120,10 @@ def test_the_app_extra_serves_the_app_from_the_installed_package(wheel, lean, tm
     assert proc.returncode == 0, proc.stderr[-3000:]
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    log = open(tmp_path / "server.log", "w")
-    server = subprocess.Popen([str(python.parent / "bertscore-viz"), "app", "--server.port", str(port),
-                               "--server.address", "127.0.0.1", "--server.headless", "true"],
-                              cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT, env=env)
+    with open(tmp_path / "server.log", "w") as log:  # the server writes through its own copy
+        server = subprocess.Popen([str(python.parent / "bertscore-viz"), "app", "--server.port", str(port),
+                                   "--server.address", "127.0.0.1", "--server.headless", "true"],
+                                  cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT, env=env)
     try:
         deadline = time.time() + 180
         while True:
@@ -143,6 +143,5 @@ def test_the_app_extra_serves_the_app_from_the_installed_package(wheel, lean, tm
             server.wait(timeout=20)
         except subprocess.TimeoutExpired:
             server.kill()
-        log.close()
     text = (tmp_path / "server.log").read_text()
     assert "Traceback" not in text, text[-3000:]

@@ -160,9 +160,8 @@ def show_figure(fig, key: str) -> None:
     name = re.sub(r"[^A-Za-z0-9_-]", "-", key)  # the boxes' CSS classes (st-key-<key>): code's keys only
     st.html(f"<style>.st-key-{name}_box{{overflow:auto;max-height:{BOX_MAX_HEIGHT}}}"
             f".st-key-{name}_fig{{width:{int(width)}px !important;min-width:{int(width)}px;flex:0 0 auto}}</style>")
-    with st.container(key=f"{name}_box"):
-        with st.container(key=f"{name}_fig"):
-            st.plotly_chart(fig, width="content", config=plots.PLOTLY_CONFIG, key=key, theme=None)
+    with st.container(key=f"{name}_box"), st.container(key=f"{name}_fig"):
+        st.plotly_chart(fig, width="content", config=plots.PLOTLY_CONFIG, key=key, theme=None)
 
 
 def figure_width(explanation, show_special: bool = False, merge_words: bool = False) -> int:

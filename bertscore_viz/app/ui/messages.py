@@ -6,9 +6,9 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable
 
 import streamlit as st
 

@@ -9,8 +9,8 @@ hub bertscore's arguments and returns its keys, with the numbers of this engine.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from bertscore_viz.engine.arguments import normalize_inputs
 from bertscore_viz.engine.scorer import Scorer
