@@ -27,6 +27,7 @@ from streamlit.testing.v1 import AppTest
 from bertscore_viz import Scorer
 from bertscore_viz.app.ui import audit_view as view
 from bertscore_viz.app.ui.compare_state import CompareState
+from bertscore_viz.app.ui.explain_view import explain_pair, figure_width
 from bertscore_viz.app.ui.settings import Settings
 from bertscore_viz.evaluation.audit import audit
 from bertscore_viz.figures import audit_plots
@@ -203,6 +204,12 @@ def test_another_layer_is_read_from_the_same_pass(example_run, direct):
     at.run()
 
 
+def kept_explanation(at, candidate: str):
+    """The explanation the page drew for ``candidate`` (the scorer is cached: no model pass)."""
+    refs = [t.value for t in at.text if t.value.startswith("Reference")]
+    return explain_pair(Settings(), candidate, [r.split(": ", 1)[1] for r in refs])
+
+
 def test_an_opened_example_shows_both_explanations_with_the_audits_f1(example_run):
     at = example_run
     key, result = kept(at)
@@ -216,7 +223,10 @@ def test_an_opened_example_shows_both_explanations_with_the_audits_f1(example_ru
     assert f1 == [f"{worst.f1_original:.4f}", f"{worst.f1_perturbed:.4f}"]
     shown = [t.value for t in at.text]
     assert worst.candidate in shown and worst.perturbed in shown
-    assert len(at.get("plotly_chart")) == 3  # the chart by layer and the two heatmaps
+    assert len(at.get("plotly_chart")) == 3  # the chart by layer and the two heatmaps, each whole
+    # too wide for half the page with 16 px cells (issue 40: a figure never wider than its column): stacked, said
+    stacked = any(c.value.startswith("Original above perturbed") for c in at.caption)
+    assert stacked == (figure_width(kept_explanation(at, worst.candidate), False, False) > view.PAIR_WIDTH)
     fooled = table(at, "perturbed")
     assert fooled["perturbed"].iloc[0] == worst.perturbed
     assert fooled["drop"].iloc[0] == pytest.approx(worst.drop, abs=1e-12)

@@ -27,7 +27,7 @@ import streamlit as st
 from bertscore_viz.app.ui import cache as ui_cache
 from bertscore_viz.app.ui.compare_state import STATE_KEY as COMPARE_STATE_KEY
 from bertscore_viz.app.ui.compare_state import CompareState
-from bertscore_viz.app.ui.explain_view import explain_or_raw, render_explanation
+from bertscore_viz.app.ui.explain_view import explain_or_raw, figure_width, render_explanation
 from bertscore_viz.app.ui.messages import escape_markdown, progress_callback, show_error
 from bertscore_viz.app.ui.problems import show_problems_table
 from bertscore_viz.errors import BertScoreVizError
@@ -448,19 +448,33 @@ def show_pair(result: AuditResult, inp: AuditInput, settings, layer: int, name: 
              ("Perturbed", s.texts[j], s.f1[k, j], "audit_perturbed"))
     for ref_no, ref in enumerate(refs, start=1):
         st.text(f"Reference{f' {ref_no}' if len(refs) > 1 else ''}: {ref}")
-    columns = st.columns(2, gap="medium")
-    for column, (title, text, f1, key) in zip(columns, sides):
-        with column:
+    explained = []
+    for _title, text, _f1, _key in sides:
+        try:
+            explained.append(explain_or_raw(settings, text, refs, idf_sentences)[0])
+        except BertScoreVizError as exc:
+            explained.append(exc)
+    # side by side while both heatmaps fit half the page with legible cells (issue 40: a figure is never wider than
+    # its column, so a wider pair would open on the overview); else one above the other at the page's width
+    side_by_side = all(isinstance(e, BertScoreVizError) or figure_width(
+        e, bool(st.session_state.get(f"{key}_show_special")), bool(st.session_state.get(f"{key}_merge_words")))
+        <= PAIR_WIDTH for e, (_, _, _, key) in zip(explained, sides))
+    if not side_by_side:
+        st.caption("Original above perturbed: a heatmap of this segment does not fit half the page with legible "
+                   "cells, so each is drawn at the page's full width.")
+    places = st.columns(2, gap="medium") if side_by_side else [st.container(), st.container()]
+    for place, (title, text, f1, key), explanation in zip(places, sides, explained):
+        with place:
+            if not side_by_side and title == "Perturbed":
+                st.divider()
             st.markdown(f"**{title}** · raw F1 at layer {layer} in the audit: {float(f1):.4f}")
             st.text(text)
             st.caption("Changed: " + escape_markdown(word_changes(inp.candidates[index], text)) if title == "Perturbed"
                        else "As the system wrote it.")  # one line on each side: the two columns stay aligned
-            try:
-                explanation, _ = explain_or_raw(settings, text, refs, idf_sentences)
-            except BertScoreVizError as exc:
-                show_error(exc)
+            if isinstance(explanation, BertScoreVizError):
+                show_error(explanation)
                 continue
-            render_explanation(explanation, settings, key=key, max_width=PAIR_WIDTH)
+            render_explanation(explanation, settings, key=key, max_width=PAIR_WIDTH if side_by_side else None)
 
 
 def _stem(result: AuditResult) -> str:
