@@ -10,6 +10,8 @@ import re
 from playwright.sync_api import expect
 
 from bertscore_viz import Scorer
+from bertscore_viz.app.ui.explain_view import MAX_WIDTH
+from bertscore_viz.figures import plots
 from tests.conftest import DATA
 
 from .conftest import fill, screenshot
@@ -46,10 +48,12 @@ def test_long_pair_switches_to_window_mode(page, app_url):
     dashed = overview.locator(".shapelayer path[style*='stroke-dasharray']")
     expect(dashed.first).to_be_attached(timeout=30_000)
     assert dashed.count() >= 2  # one per axis
-    # the region below the overview: its first 128 x 128 tokens, every one labelled
+    # the region below the overview: its first 128 candidate tokens and as many reference tokens as fit the column
+    # at 16 px cells (issue 40: never wider than its column), every one labelled
+    fit = plots.fit_columns(MAX_WIDTH, plots.longest_labels(whole)[0])
     region = page.locator(".st-key-inspect_region_fig")
     expect(region.locator(".ytick text")).to_have_count(128, timeout=60_000)
-    expect(region.locator(".xtick text")).to_have_count(128)
+    expect(region.locator(".xtick text")).to_have_count(min(128, fit))
     expect(page.locator("[data-testid='stException']")).to_have_count(0)
     page.locator(".st-key-inspect_heatmap_box").scroll_into_view_if_needed()
     page.mouse.wheel(0, -120)
