@@ -86,10 +86,22 @@ def _real(side) -> list[str]:
 
 
 def _read(page, key: str) -> dict:
+    """The figure's geometry once it is drawn. A rerun (a tab opened, a segment chosen) can replace the chart
+    between the wait and the read (``.main-svg`` is then gone: a TypeError in the page): read again, at most five
+    times, after the new chart is drawn."""
+    from playwright.sync_api import Error
+
     gd = page.locator(f".st-key-{key}_fig .js-plotly-plot")
-    expect(gd).to_be_attached(timeout=120_000)
-    expect(gd.locator(".main-svg").first).to_be_attached(timeout=60_000)
-    return gd.evaluate(READ_FIGURE)
+    for attempt in range(5):
+        expect(gd).to_be_attached(timeout=120_000)
+        expect(gd.locator(".main-svg").first).to_be_attached(timeout=60_000)
+        try:
+            return gd.evaluate(READ_FIGURE)
+        except Error:
+            if attempt == 4:
+                raise
+            page.wait_for_timeout(500)
+    raise AssertionError("unreachable")
 
 
 def _fits_its_column(fig: dict) -> None:
