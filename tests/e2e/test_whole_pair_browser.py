@@ -157,6 +157,11 @@ def _check_alignment(page, key: str, pair) -> dict:
     points = page.locator(f".st-key-{key}_fig .textpoint text")
     expect(points.first).to_be_attached(timeout=120_000)
     fig = _read(page, key)
+    for _ in range(120):  # the previous segment's figure can still be on the page for a moment after a choice
+        if all(t[0] in {p[0] for p in fig["points"]} for t in zip(cand + ref)):
+            break
+        page.wait_for_timeout(500)
+        fig = _read(page, key)
     width, height = fig["svg"]
     assert [round(width), round(height)] == fig["layout"], "the figure was squeezed"
     texts = [t[0] for t in fig["points"]]
@@ -243,6 +248,25 @@ def _segment(page, name: str) -> None:
 
 
 def test_drilldown_stacks_a_and_b_and_draws_every_token(page, app_url, tmp_path):
+    """Two segments, each explained for A and B, every figure read in the browser. The page reruns on every choice
+    and a read can meet the previous run's figure (it failed in 2 of 4 runs on a loaded machine, each time at
+    another step, never with a wrong figure once drawn): the whole walk is tried twice, in a fresh page the second
+    time; a page that is really wrong fails both."""
+    from playwright.sync_api import Error
+
+    try:
+        _drilldown_walk(page, app_url, tmp_path)
+    except (AssertionError, Error) as first:
+        fresh = page.context.new_page()
+        try:
+            _drilldown_walk(fresh, app_url, tmp_path)
+        except (AssertionError, Error):
+            raise first from None
+        finally:
+            fresh.close()
+
+
+def _drilldown_walk(page, app_url, tmp_path):
     path = tmp_path / "summaries.csv"
     with open(path, "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
@@ -270,7 +294,14 @@ def test_drilldown_stacks_a_and_b_and_draws_every_token(page, app_url, tmp_path)
         if seg == "summary":
             _shoot(page, ".st-key-compare_b_heatmap_box", "drilldown_stacked", height=2000, above=900)
         for k, (tag, cand) in enumerate((("a", a), ("b", b))):
-            page.get_by_role("tab", name="Alignment").nth(k).click()
+            points = page.locator(f".st-key-compare_{tag}_alignment_fig .textpoint text")
+            for _ in range(4):  # a click that lands while the page reruns can be lost: click until it opens
+                page.get_by_role("tab", name="Alignment").nth(k).click()
+                try:
+                    expect(points.first).to_be_attached(timeout=30_000)
+                    break
+                except AssertionError:
+                    continue
             _check_alignment(page, f"compare_{tag}_alignment", sc.explain(cand, ref))
         for k in range(2):
             page.get_by_role("tab", name="Heatmap").nth(k).click()
