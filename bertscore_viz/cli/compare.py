@@ -18,7 +18,6 @@ system given, or ``--baseline``. Approximate randomization is sacrebleu's
 from __future__ import annotations
 
 import json
-import math
 import sys
 import warnings
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ from bertscore_viz.evaluation.randomization import Randomization, paired_randomi
 from bertscore_viz.evaluation.significance import Significance, resamples_for
 from bertscore_viz.figures.report import build_report, scorer_explainer
 from bertscore_viz.files import mtme, upload
+from bertscore_viz.files.export import json_ready
 from bertscore_viz.files.fileio import atomic_write_text, check_writable, terminal_json, terminal_safe
 from bertscore_viz.files.textfile import read_bytes, read_text_lines
 from bertscore_viz.progress import progress_bar
@@ -76,17 +76,7 @@ def json_text(obj) -> str:
     as text for a terminal (:func:`~bertscore_viz.files.fileio.terminal_json`: every character a terminal would act
     on as ``\\uXXXX``, the same JSON value); a system named by a file name with undecodable bytes (a lone
     surrogate, which ``to_json``'s UTF-8 cannot encode) is written as its escape too."""
-
-    def clean(x):
-        if isinstance(x, float) and not math.isfinite(x):
-            return None
-        if isinstance(x, dict):
-            return {k: clean(v) for k, v in x.items()}
-        if isinstance(x, (list, tuple)):
-            return [clean(v) for v in x]
-        return x
-
-    return terminal_json(json.dumps(clean(obj), ensure_ascii=False, indent=1))
+    return terminal_json(json.dumps(json_ready(obj), ensure_ascii=False, indent=1))
 
 
 def _system_names(paths: list[str]) -> tuple[list[str], str | None]:

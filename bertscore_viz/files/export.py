@@ -8,7 +8,7 @@ import math
 
 import pandas as pd
 
-__all__ = ["FORMULA_SIGNS", "FORMULA_PREFIXES", "neutralize_cell", "safe_csv", "to_json"]
+__all__ = ["FORMULA_SIGNS", "FORMULA_PREFIXES", "json_ready", "neutralize_cell", "safe_csv", "to_json"]
 
 #: Characters that start a formula in a spreadsheet, ASCII and full-width (some spreadsheets, e.g. with East Asian
 #: input, read the full-width forms as the ASCII ones).
@@ -64,16 +64,17 @@ def safe_csv(frame, signature: str | None = None) -> bytes:
     return ("\ufeff" + buf.getvalue()).encode("utf-8")
 
 
+def json_ready(x):
+    """``x`` with NaN and infinities as None, in every dict, list and tuple (JSON has no NaN)."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {k: json_ready(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [json_ready(v) for v in x]
+    return x
+
+
 def to_json(obj) -> bytes:
-    """JSON bytes; NaN and infinities become null (JSON has no NaN)."""
-
-    def clean(x):
-        if isinstance(x, float) and not math.isfinite(x):
-            return None
-        if isinstance(x, dict):
-            return {k: clean(v) for k, v in x.items()}
-        if isinstance(x, (list, tuple)):
-            return [clean(v) for v in x]
-        return x
-
-    return json.dumps(clean(obj), ensure_ascii=False, indent=1).encode("utf-8")
+    """JSON bytes; NaN and infinities become null (:func:`json_ready`)."""
+    return json.dumps(json_ready(obj), ensure_ascii=False, indent=1).encode("utf-8")
