@@ -81,7 +81,7 @@ def app_seed_change(repeat: int) -> dict:
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=900)
     at.run()
-    at.switch_page(str(ROOT / "bertscore_viz" / "app" / "app_pages" / "agreement.py"))
+    at.switch_page(str(ROOT / "bertscore_viz" / "app" / "app_pages" / "agreement" / "page.py"))
     at.run()
     start = time.perf_counter()
     at.button(key="agr_example").click().run()

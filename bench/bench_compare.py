@@ -77,7 +77,7 @@ def perturb(refs: list[str], strength: float, seed: int) -> list[str]:
 
 
 def make_dataset(n_systems: int, n_segments: int, words: int):
-    from bertscore_viz.files.upload import Dataset
+    from bertscore_viz.files.dataset import Dataset
 
     refs = references(n_segments, words)
     systems = {f"sys{k:02d}": perturb(refs, 0.05 + 0.5 * k / max(1, n_systems - 1), seed=k) for k in range(n_systems)}
@@ -109,6 +109,7 @@ def run(n_systems: int, n_segments: int, words: int, toggles: bool) -> dict:
     t0 = time.perf_counter()
     from bertscore_viz import Scorer
     from bertscore_viz.evaluation import compare
+    from bertscore_viz.figures import tables
 
     t_import = time.perf_counter() - t0
     ds = make_dataset(n_systems, n_segments, words)
@@ -125,9 +126,9 @@ def run(n_systems: int, n_segments: int, words: int, toggles: bool) -> dict:
     t_results = time.perf_counter() - t0
     t0 = time.perf_counter()
     sig = compare.significance(comparison)
-    table = compare.system_table(comparison, sig)
-    compare.segment_table(ds, comparison)
-    compare.length_buckets(ds, comparison)
+    table = tables.system_table(comparison, sig)
+    tables.segment_table(ds, comparison)
+    tables.length_buckets(ds, comparison)
     t_tables = time.perf_counter() - t0
     out = {"systems": n_systems, "segments": n_segments, "words_per_reference": words,
            "distinct_sentences_embedded": last[1], "import_s": t_import, "model_load_s": t_load,
@@ -145,7 +146,7 @@ def run(n_systems: int, n_segments: int, words: int, toggles: bool) -> dict:
             c = compare.results_for(scorer, more, **kw)
             t_res = time.perf_counter() - t0
             s = compare.significance(c)
-            compare.system_table(c, s)
+            tables.system_table(c, s)
             out[f"{name}_results_s"] = t_res
             out[f"{name}_rerender_s"] = time.perf_counter() - t0
     out["peak_rss_mb"] = peak_rss_mb()

@@ -59,7 +59,7 @@ CHILD = textwrap.dedent("""
 
     def page_heatmap():
         if plots.needs_overview(pair):
-            n = 128  # the region Inspect opens on (app/ui/explain_view.py REGION_TOKENS)
+            n = 128  # the region Inspect opens on (app/shared/explain_view.py REGION_TOKENS)
             a = plots.overview_figure(pair, region=((0, n), (0, n))).to_json()
             b = plots.heatmap_figure(pair, rows=(0, n), cols=(0, n), max_width=1100).to_json()
             return len(a) + len(b)

@@ -15,13 +15,13 @@ done, nearly independent of other processes: prefer it on a loaded machine).
       change the tokens (a word dropped, neighbours swapped, punctuation removed).
   (3) the compute limit of exact fp32: the matrix-product operations of the forward over the call's distinct texts
       through the layers run (``2 * tokens * M + 4 * tokens^2 * A`` per text and block,
-      :func:`bertscore_viz.engine.hardware.forward_flops`), over the fp32 matrix-product rate measured on the
-      model's own shapes (:func:`bertscore_viz.engine.hardware.probe`); our share = limit / our time.
+      :func:`bertscore_viz.serving.hardware.forward_flops`), over the fp32 matrix-product rate measured on the
+      model's own shapes (:func:`bertscore_viz.serving.hardware.probe`); our share = limit / our time.
   (4) accuracy: segment-level Pearson of F1 with the human DA scores for each of the six language pairs of
       data/wmt16-da-to-english (3,360 pairs), fp32 and bf16, their mean, and the largest |F1(bf16) - F1(fp32)|.
       ``--data DIR`` points to another folder laid out the same way (DAseg-newstest2016.{mt-system,reference,
       human}.<lp>), e.g. data that is not in the repository.
-  (5) :func:`bertscore_viz.engine.hardware.estimate_texts` for the one call against the measured CPU time.
+  (5) :func:`bertscore_viz.serving.hardware.estimate_texts` for the one call against the measured CPU time.
 
 Run:  python bench/bench_precision.py                  (3 rounds; about 3 minutes on a quiet machine)
       python bench/bench_precision.py --quick          (120 pairs, 1 round, two language pairs: checks that it runs)
@@ -47,11 +47,11 @@ import torch
 import transformers
 
 from bertscore_viz import Scorer
-from bertscore_viz.engine import hardware
 from bertscore_viz.engine.cache import CACHE
 from bertscore_viz.evaluation import compare
-from bertscore_viz.files.upload import Dataset
+from bertscore_viz.files.dataset import Dataset
 from bertscore_viz.models.spec import bundled_model_path
+from bertscore_viz.serving import hardware
 
 #: The issue's targets on this machine (one call, one thread).
 TARGET_BF16_VS_FP32 = 2.5

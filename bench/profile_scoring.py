@@ -12,7 +12,7 @@ layer 4, one torch thread (as issue 35's figures), the embedding and token cache
 * The forward's operators (``torch.profiler``, one round), grouped.
 * cProfile of one round: the Python functions with the most own time.
 * The compute limit: the forward's matrix-product operations over real tokens
-  (:func:`bertscore_viz.engine.hardware.forward_flops`) at the rate :func:`bertscore_viz.engine.hardware.probe`
+  (:func:`bertscore_viz.serving.hardware.forward_flops`) at the rate :func:`bertscore_viz.serving.hardware.probe`
   measures on the model's own matrix shapes; the padded cells the batches actually ran; our share of the limit.
 
 Run:  python bench/profile_scoring.py                      (560 pairs, 3 rounds, one thread)
@@ -36,9 +36,9 @@ from torch.profiler import ProfilerActivity, profile
 
 import bertscore_viz.engine.scorer as scorer_module
 from bertscore_viz import Scorer
-from bertscore_viz.engine import hardware
 from bertscore_viz.engine.cache import CACHE
 from bertscore_viz.engine.tokenizer import TextTokenizer
+from bertscore_viz.serving import hardware
 
 #: torch operators by what they do in a BERT forward.
 GROUPS = {

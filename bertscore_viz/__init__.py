@@ -16,6 +16,7 @@ from bertscore_viz.errors import BaselineError, BertScoreVizError, InputError, M
 from bertscore_viz.versions import __version__
 
 if TYPE_CHECKING:  # the same names, for readers and tools
+    from bertscore_viz.engine.options import ScoringOptions
     from bertscore_viz.engine.results import MultiReferenceExplanation, PairExplanation, ScoreResult, Signature
     from bertscore_viz.engine.scorer import BertScoreWarning, MatchStats, Scorer, score
 
@@ -25,10 +26,12 @@ _LAZY = {
     "MatchStats": "bertscore_viz.engine.scorer", "BertScoreWarning": "bertscore_viz.engine.scorer",
     "ScoreResult": "bertscore_viz.engine.results", "PairExplanation": "bertscore_viz.engine.results",
     "MultiReferenceExplanation": "bertscore_viz.engine.results", "Signature": "bertscore_viz.engine.results",
+    "ScoringOptions": "bertscore_viz.engine.options",
 }
 
 __all__ = [
-    "score", "Scorer", "ScoreResult", "PairExplanation", "MultiReferenceExplanation", "MatchStats", "Signature",
+    "score", "Scorer", "ScoringOptions", "ScoreResult", "PairExplanation", "MultiReferenceExplanation", "MatchStats",
+    "Signature",
     "BertScoreVizError", "InputError", "ModelError", "BaselineError", "BertScoreWarning", "__version__",
 ]
 

@@ -11,6 +11,13 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+if os.environ.get("PYTEST_XDIST_WORKER"):  # a worker of `-n 2` (the README's test command): two workers on two
+    # cores, one thread each (torch's own pool would take both cores in each worker, and its threads spin-wait on each
+    # other); a subprocess a test starts inherits it. Tests that need a thread count set it themselves.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ.setdefault("MKL_NUM_THREADS", "1")
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 
 #: The layer of each test directory: its marker (registered in pyproject.toml). A test file gets its layer from the
 #: directory it is in, so a file moved or added later needs no decorator. ``slow`` is put by hand on unit tests.
@@ -19,6 +26,7 @@ LAYERS = {"unit": "unit", "app": "app", "e2e": "browser", "parity": "parity", "d
 
 @pytest.hookimpl(tryfirst=True)  # before pytest's own hook deselects by ``-m``
 def pytest_collection_modifyitems(config, items):
+    xdist = config.pluginmanager.hasplugin("xdist")
     for item in items:
         try:
             top = Path(item.path).resolve().relative_to(TESTS).parts[0]
@@ -27,3 +35,21 @@ def pytest_collection_modifyitems(config, items):
         layer = LAYERS.get(top)
         if layer is not None:
             item.add_marker(layer)
+        if xdist:
+            item.add_marker(pytest.mark.xdist_group(name=_group(item, top)))
+
+
+def _group(item, top: str) -> str:
+    """The pytest-xdist group of a test (``-n 2 --dist loadgroup``, the README's test command): a group runs on one
+    worker, in order. A test module is one group, so its module fixtures (a scorer, the wheel and its virtual
+    environment) are built once; the Ray tests share one Ray session, the parity tests their reference models and the
+    browser tests one server; the documents' examples (the longest module) are two groups, docs/CLI.md's and the
+    others', so that the two workers share them."""
+    if top in ("distributed", "parity", "e2e", "load"):
+        return top
+    path = Path(item.path).resolve().relative_to(TESTS).as_posix()
+    if path == "unit/test_doc_examples.py":
+        callspec = getattr(item, "callspec", None)
+        ex = callspec.params.get("ex") if callspec is not None else None
+        return path + (":docs/CLI.md" if getattr(ex, "file", None) == "docs/CLI.md" else ":others")
+    return path

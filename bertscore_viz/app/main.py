@@ -13,9 +13,9 @@ from pathlib import Path
 
 import streamlit as st
 
-from bertscore_viz.app.ui import persist
-from bertscore_viz.app.ui.settings import sidebar
-from bertscore_viz.app.ui.state import keep_widget_values
+from bertscore_viz.app.shared import persist
+from bertscore_viz.app.shared.settings import sidebar
+from bertscore_viz.app.state.widgets import keep_widget_values
 from bertscore_viz.serving import config
 
 HERE = Path(__file__).resolve().parent
@@ -23,14 +23,16 @@ HERE = Path(__file__).resolve().parent
 #: multipage mode, in which a run after ``switch_page`` executes the page file alone.
 PAGES_DIR = HERE / "app_pages"
 
+#: Each page's folder, title and icon: the folder's ``page.py`` is the script, served at the folder's name
+#: (``/samples``).
 PAGES = [
-    ("inspect.py", "Inspect a pair", ":material/search:"),
-    ("compare.py", "Compare systems", ":material/leaderboard:"),
-    ("samples.py", "Many samples", ":material/stacked_line_chart:"),
-    ("audit.py", "Is the metric fooled?", ":material/psychology_alt:"),
-    ("baselines.py", "Baselines and layers", ":material/tune:"),
-    ("agreement.py", "Agreement with humans", ":material/thumbs_up_down:"),
-    ("walkthrough.py", "How BERTScore is computed", ":material/school:"),
+    ("inspect", "Inspect a pair", ":material/search:"),
+    ("compare", "Compare systems", ":material/leaderboard:"),
+    ("samples", "Many samples", ":material/stacked_line_chart:"),
+    ("audit", "Is the metric fooled?", ":material/psychology_alt:"),
+    ("baselines", "Baselines and layers", ":material/tune:"),
+    ("agreement", "Agreement with humans", ":material/thumbs_up_down:"),
+    ("walkthrough", "How BERTScore is computed", ":material/school:"),
 ]
 
 
@@ -48,7 +50,8 @@ def run() -> None:
                  icon=":material/error:")
         st.stop()
 
-    nav = st.navigation([st.Page(str(PAGES_DIR / path), title=title, icon=icon) for path, title, icon in PAGES])
+    nav = st.navigation([st.Page(str(PAGES_DIR / folder / "page.py"), title=title, icon=icon, url_path=folder)
+                          for folder, title, icon in PAGES])
     persist.restore()  # a refresh, or the same link in another tab: the work kept under the URL's key
     keep_widget_values()
     sidebar()

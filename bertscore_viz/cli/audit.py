@@ -18,7 +18,8 @@ import json
 import sys
 import warnings
 
-from bertscore_viz.engine.scorer import BertScoreWarning, Scorer
+from bertscore_viz.engine.options import ScoringOptions
+from bertscore_viz.engine.scorer import BertScoreWarning
 from bertscore_viz.errors import InputError
 from bertscore_viz.evaluation.audit import AuditResult, audit
 from bertscore_viz.files.fileio import atomic_write_text, check_writable, terminal_json, terminal_safe
@@ -96,8 +97,7 @@ def run(args) -> int:
     if args.dump:
         check_writable(args.dump, "the --dump file")  # before the model pass, not after it
     cands, refs = read_inputs(args.cand, args.ref)
-    scorer = Scorer(model=args.model, idf=args.idf, lang=args.lang, batch_size=args.batch_size, device=args.device,
-                    precision=args.precision, long_texts=args.long_texts)
+    scorer = ScoringOptions.from_namespace(args).scorer()
     with warnings.catch_warnings(), progress_bar("embedding", "sentences") as progress:
         warnings.simplefilter("ignore", BertScoreWarning)  # printed once below, as "Warning: ..."
         result = audit(cands, refs, scorer=scorer, perturbations=args.perturbations, layers=layers, seed=args.seed,

@@ -8,7 +8,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from bertscore_viz.engine.scorer import Scorer
+from bertscore_viz.engine.options import ScoringOptions
 from bertscore_viz.errors import InputError
 from bertscore_viz.evaluation.calibration import (
     add_human_bands,
@@ -76,8 +76,7 @@ def _with_calibration(args, corpus, max_words: int, progress):
     """The baseline and the calibration from one pass over the same pairs; with ``--human``, the calibration's
     human bands from that rated file."""
     spec = resolve_model(args.model)
-    scorer = Scorer(model=spec, layer=spec.default_layer if spec.default_layer is not None else 0,
-                    batch_size=args.batch_size, device=args.device)
+    scorer = ScoringOptions(model=spec, batch_size=args.batch_size, device=args.device).for_every_layer().scorer()
     result, cal = compute_baseline_and_calibration(
         corpus, lang=args.lang, n_pairs=args.pairs, seed=args.seed, max_words=max_words, progress=progress,
         block_pairs=args.block_pairs, scorer=scorer,

@@ -12,7 +12,7 @@ The numbers are the Compare page's for the same data and settings: one model pas
 under Holm as many as :func:`~bertscore_viz.evaluation.significance.resamples_for` gives), analysed with the
 top-ranked system as baseline and then rebased (``Significance.rebase``) to the baseline of this command: the first
 system given, or ``--baseline``. Approximate randomization is sacrebleu's
-(:mod:`bertscore_viz.evaluation.randomization`).
+(:mod:`bertscore_viz.stats.randomization`).
 """
 
 from __future__ import annotations
@@ -25,19 +25,26 @@ from pathlib import Path
 
 import numpy as np
 
-from bertscore_viz.distributed.inputs import mapping_from_args
+from bertscore_viz.engine.options import ScoringOptions
 from bertscore_viz.engine.scorer import BertScoreWarning, Scorer
 from bertscore_viz.errors import BertScoreVizError, InputError
-from bertscore_viz.evaluation import compare, results_file
+from bertscore_viz.evaluation import compare, precomputed
 from bertscore_viz.evaluation.latex import latex_table
-from bertscore_viz.evaluation.randomization import Randomization, paired_randomization
+from bertscore_viz.evaluation.precomputed import LoadedResults
 from bertscore_viz.evaluation.significance import Significance, resamples_for
+from bertscore_viz.figures import tables
 from bertscore_viz.figures.report import build_report, scorer_explainer
 from bertscore_viz.files import mtme, upload
+from bertscore_viz.files.columns import mapping_from_args
+from bertscore_viz.files.dataset import Dataset
 from bertscore_viz.files.export import json_ready
 from bertscore_viz.files.fileio import atomic_write_text, check_writable, terminal_json, terminal_safe
+from bertscore_viz.files.results import format as results_format
+from bertscore_viz.files.results.table import read_results
 from bertscore_viz.files.textfile import read_bytes, read_text_lines
 from bertscore_viz.progress import progress_bar
+from bertscore_viz.stats.randomization import Randomization, paired_randomization
+from bertscore_viz.stats.resampling import DEFAULT_SEED
 
 __all__ = ["run", "Loaded", "load_input", "analyse", "format_text", "json_object", "plain"]
 
@@ -57,10 +64,10 @@ class Loaded:
         notes: what the reader should know about the input.
     """
 
-    dataset: upload.Dataset
+    dataset: Dataset
     description: str
     labels: list[str]
-    precomputed: results_file.LoadedResults | None = None
+    precomputed: LoadedResults | None = None
     notes: tuple[str, ...] = ()
 
 
@@ -127,7 +134,7 @@ def _from_text_files(args) -> Loaded:
     names, collision = _system_names(list(args.systems))
     if collision:
         _say([f"Warning: {plain(collision)}"])
-    ds = upload.Dataset(dict(zip(names, outputs)), [list(group) for group in zip(*columns)], source,
+    ds = Dataset(dict(zip(names, outputs)), [list(group) for group in zip(*columns)], source,
                         [str(i + 1) for i in range(n)], list(range(1, n + 1)), [], None)
     what = f"{len(names)} system files against {len(refs_files)} reference file(s)"
     return Loaded(ds, what, [f"line {i + 1}" for i in range(n)])
@@ -142,13 +149,13 @@ def _problem_lines(problems) -> list[str]:
 def _from_table(args) -> Loaded:
     path = Path(args.input)
     data = read_bytes(path, "input file")
-    if args.scale is not None and not results_file.is_results_file(path.name, data):
+    if args.scale is not None and not results_format.is_results_file(path.name, data):
         raise InputError("--scale chooses between a results file's raw and rescaled numbers; for other inputs use "
                          "--rescale_with_baseline (or not).")
-    if results_file.is_results_file(path.name, data):
-        table = results_file.read_results(data)
+    if results_format.is_results_file(path.name, data):
+        table = read_results(data)
         want = (args.scale == "rescaled") if args.scale is not None else (True if args.rescale_with_baseline else None)
-        loaded = results_file.results_at(table, want)
+        loaded = precomputed.results_at(table, want)
         ds = loaded.dataset
         return Loaded(ds, f"{path.name} (precomputed scores)", compare.segment_labels(ds), loaded, loaded.notes)
     table, problems = upload.read_table(data, path.name)
@@ -218,9 +225,7 @@ def load_input(args) -> Loaded:
 
 
 def _scorer(args) -> Scorer:
-    return Scorer(model=args.model, layer=args.layer, idf=args.idf, rescale_with_baseline=False, lang=args.lang,
-                  baseline_path=args.baseline_path, batch_size=args.batch_size, device=args.device,
-                  precision=args.precision, long_texts=args.long_texts)
+    return ScoringOptions.from_namespace(args, rescale_with_baseline=False).scorer()
 
 
 def _score(args, loaded: Loaded, quiet: bool):
@@ -250,8 +255,8 @@ def _explainer(args, loaded: Loaded, comparison, scorer: Scorer | None, notes: l
         return scorer_explainer(scorer, loaded.dataset, comparison)
     table = loaded.precomputed.table
     try:
-        model = results_file.app_settings(table.info)["model"]
-        sc = results_file.file_scorer(table, comparison.rescaled, model=model)
+        model = results_format.app_settings(table.info)["model"]
+        sc = precomputed.file_scorer(table, comparison.rescaled, model=model)
         _ = sc.encoder  # loaded now: a model missing here is said once, before any drill-down
     except BertScoreVizError as exc:
         notes.append(f"The drill-downs show texts and scores only: the results file's model cannot be used here "
@@ -265,7 +270,7 @@ def _explainer(args, loaded: Loaded, comparison, scorer: Scorer | None, notes: l
 
 
 def analyse(comparison: compare.Comparison, baseline: str, metric: str = "F1", holm: bool = False,
-            n_samples: int | None = None, seed: int = 12345, paired_ar: bool = False, ar_trials: int = 10_000,
+            n_samples: int | None = None, seed: int = DEFAULT_SEED, paired_ar: bool = False, ar_trials: int = 10_000,
             progress=None) -> tuple[Significance, Randomization | None]:
     """The Compare page's significance (top-ranked baseline, its resamples) rebased to ``baseline``, and optionally
     approximate randomization against it (segment scores NaN counted as 0, as the bootstrap counts them).
@@ -284,7 +289,8 @@ def analyse(comparison: compare.Comparison, baseline: str, metric: str = "F1", h
                                progress=progress if n_samples > 5000 else None).rebase(baseline)
     ar = None
     if paired_ar:
-        scores = {s: np.nan_to_num(comparison.scores(metric)[s], nan=0.0) for s in sig.systems}
+        counted = comparison.counted_scores(metric)
+        scores = {s: counted[s] for s in sig.systems}
         ar = paired_randomization(scores, baseline, metric, ar_trials, seed, correction, sig.alpha, progress)
     return sig, ar
 
@@ -304,7 +310,7 @@ def _p_cell(p: float | None, alpha: float) -> str:
 
 
 def _table_lines(comparison, sig: Significance) -> list[str]:
-    frame = compare.system_table(comparison, sig)
+    frame = tables.system_table(comparison, sig)
     m = sig.metric
     names = [plain(s) + (" ★" if b else "") for s, b in zip(frame["System"], frame["Best"])]
     w = max([len("System")] + [len(s) for s in names])
@@ -376,10 +382,10 @@ def format_text(loaded: Loaded, comparison, sig: Significance, ar: Randomization
 
 def json_object(loaded: Loaded, comparison, sig: Significance, ar: Randomization | None,
                 with_segments: bool = True, report=None, notes=()) -> dict:
-    """The Compare page's JSON (:func:`bertscore_viz.evaluation.compare.to_jsonable`) with what this command adds:
+    """The Compare page's JSON (:func:`bertscore_viz.evaluation.tables.to_jsonable`) with what this command adds:
     ``paired_ar``, sacrebleu's ``μ ± CI`` per system (``bootstrap_estimates``), the input (with the notes printed
     on stderr) and the report."""
-    out = compare.to_jsonable(loaded.dataset, comparison, sig, with_segments=with_segments)
+    out = tables.to_jsonable(loaded.dataset, comparison, sig, with_segments=with_segments)
     out["bootstrap_estimates"] = {s: {"score": v[0], "mean": v[1], "ci_half_width": v[2]}
                                   for s, v in _sacrebleu_estimates(sig).items()}
     out["paired_ar"] = None if ar is None else ar.as_dict()

@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 from bertscore_viz.cli.parser import EXAMPLES
-from bertscore_viz.engine.scorer import Scorer
+from bertscore_viz.engine.options import ScoringOptions
 from bertscore_viz.errors import InputError
 from bertscore_viz.evaluation import MAX_RESAMPLES, MIN_RESAMPLES
 from bertscore_viz.evaluation.disagreements import SCOPES, disagreements
@@ -139,8 +139,7 @@ def run(args) -> int:
     if not rated.ok:
         raise InputError(f"Nothing to correlate in {name}: fewer than 3 rated outputs could be read (the "
                          "problems are listed above).")
-    scorer = Scorer(model=args.model, layer=args.layer, idf=args.idf, lang=args.lang, batch_size=args.batch_size,
-                    device=args.device, long_texts=args.long_texts)
+    scorer = ScoringOptions.from_namespace(args).scorer()
     with progress_bar("embedding", "sentences") as progress:
         report = run_agreement(scorer, rated.candidates, rated.references, rated.human, rated.systems,
                                rated.groups, n_samples=args.resamples, seed=args.seed,

@@ -17,11 +17,11 @@ import warnings
 from pathlib import Path
 
 from bertscore_viz.cli.parser import build_parser
-from bertscore_viz.distributed.options import PARTS_DIR, SCORES_FILE
 from bertscore_viz.engine.baseline import full_paths
 from bertscore_viz.errors import BertScoreVizError
 from bertscore_viz.extras import extra_for, missing_extra_message
 from bertscore_viz.files.fileio import terminal_safe
+from bertscore_viz.files.results.layout import PARTS_DIR, SCORES_FILE
 
 __all__ = ["main", "build_parser", "BROKEN_PIPE_STATUS"]
 

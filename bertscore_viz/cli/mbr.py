@@ -29,7 +29,8 @@ import sys
 import warnings
 
 from bertscore_viz.consensus import ConsensusResult, consensus
-from bertscore_viz.engine.scorer import BertScoreWarning, Scorer
+from bertscore_viz.engine.options import ScoringOptions
+from bertscore_viz.engine.scorer import BertScoreWarning
 from bertscore_viz.errors import InputError
 from bertscore_viz.files.fileio import atomic_write_text, check_writable, terminal_json, terminal_safe
 from bertscore_viz.files.samples import format_jsonl, format_tsv, read_groups
@@ -60,9 +61,7 @@ def run(args) -> int:
     if args.output:
         check_writable(args.output, "the output")  # before the model loads
     ids, groups, refs = read_groups(args.samples, args.group_size, args.groups, args.refs)
-    scorer = Scorer(model=args.model, layer=args.layer, idf=args.idf, rescale_with_baseline=args.rescale_with_baseline,
-                    lang=args.lang, baseline_path=args.baseline_path, batch_size=args.batch_size,
-                    device=args.device, precision=args.precision, long_texts=args.long_texts)
+    scorer = ScoringOptions.from_namespace(args).scorer()
     with warnings.catch_warnings(), progress_bar("embedding", "texts") as progress:
         warnings.simplefilter("ignore", BertScoreWarning)
         result = consensus(groups, references=refs if any(refs) else None, scorer=scorer, utility=args.utility,

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import sys
 
-from bertscore_viz.engine.hardware import bf16_status, status_lines
 from bertscore_viz.errors import ModelError
 from bertscore_viz.models.catalog import (
     availability,
@@ -19,6 +18,7 @@ from bertscore_viz.models.catalog import (
 from bertscore_viz.models.install import install
 from bertscore_viz.models.spec import bundled_model_path
 from bertscore_viz.progress import ProgressBar, progress_bar
+from bertscore_viz.serving.hardware import bf16_status, status_lines
 
 __all__ = ["run"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bertscore_viz.engine.scorer import Scorer
+from bertscore_viz.engine.options import ScoringOptions
 from bertscore_viz.errors import InputError
 from bertscore_viz.files import mtme
 from bertscore_viz.files.fileio import check_writable, terminal_safe
@@ -20,9 +20,7 @@ def run(args) -> int:
     if out is None:
         raise InputError(f"{args.data} is a zip: give -o FOLDER to write metric-scores/{args.lp}/ into.")
     _check_output(Path(out).expanduser(), ev, args)  # before any scoring: a bad -o used to fail after all of it
-    scorer = Scorer(model=args.model, layer=args.layer, idf=args.idf, rescale_with_baseline=args.rescale_with_baseline,
-                    lang=args.lang, baseline_path=args.baseline_path, batch_size=args.batch_size,
-                    device=args.device, precision=args.precision, long_texts=args.long_texts)
+    scorer = ScoringOptions.from_namespace(args).scorer()
     results = mtme.score_evalset(scorer, ev, args.ref)
     scores = {name: getattr(res, args.which) for name, res in results.items()}
     for path in mtme.write_metric_scores(out, ev, scores, args.ref, args.metric, args.levels, args.overwrite):

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import argparse
 
-from bertscore_viz.distributed.options import DEFAULT_BLOCK_SEGMENTS, EMPTY_SCORE, EMPTY_SKIP
 from bertscore_viz.engine.arguments import LONG_TEXT_MODES
 from bertscore_viz.errors import InputError
 from bertscore_viz.evaluation import MAX_RESAMPLES, MIN_RESAMPLES
+from bertscore_viz.files.dataset import EMPTY_SCORE, EMPTY_SKIP
+from bertscore_viz.files.results.layout import DEFAULT_BLOCK_SEGMENTS
 
 __all__ = ["build_parser", "add_model_args", "count", "amount", "EXAMPLES", "MAX_LAYER", "MAX_BATCH_SIZE",
            "MAX_SEED", "MAX_WORKERS", "MAX_CPUS_PER_WORKER", "MAX_BLOCK_SEGMENTS", "MAX_BASELINE_PAIRS",

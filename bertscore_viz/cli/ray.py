@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import sys
 
-from bertscore_viz.distributed.inputs import mapping_from_args
 from bertscore_viz.distributed.jobs import score_files
-from bertscore_viz.distributed.options import PROBLEMS_FILE, ScoreOptions
+from bertscore_viz.distributed.options import ScoreOptions
 from bertscore_viz.errors import InputError
 from bertscore_viz.files import upload
+from bertscore_viz.files.columns import mapping_from_args
 from bertscore_viz.files.fileio import terminal_safe
+from bertscore_viz.files.results.layout import PROBLEMS_FILE
 from bertscore_viz.progress import progress_bar
 
 __all__ = ["run", "mapping_from_cli", "options_from_cli"]

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bertscore_viz.engine.scorer import BertScoreWarning, Scorer
+from bertscore_viz.engine.options import ScoringOptions
+from bertscore_viz.engine.scorer import BertScoreWarning
 from bertscore_viz.errors import InputError
 from bertscore_viz.evaluation.calibration import percentile_random, require_calibration
 from bertscore_viz.files.fileio import terminal_json, terminal_safe
@@ -102,9 +103,7 @@ def run(args) -> int:
     if not args.cand or not args.ref:
         raise InputError("score needs -c CANDIDATES and -r REFERENCES (or --ray with --input and --output).")
     cands, refs = _inputs(args)
-    scorer = Scorer(model=args.model, layer=args.layer, idf=args.idf, rescale_with_baseline=args.rescale_with_baseline,
-                    lang=args.lang, baseline_path=args.baseline_path, batch_size=args.batch_size,
-                    device=args.device, precision=args.precision, long_texts=args.long_texts)
+    scorer = ScoringOptions.from_namespace(args).scorer()
     # before the model pass: a missing calibration is said at once, with how to compute one
     cal = require_calibration(scorer.spec.name, args.lang, scorer.idf) if args.calibrate else None
     with warnings.catch_warnings(), progress_bar("embedding", "sentences") as progress:

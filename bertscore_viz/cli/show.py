@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from bertscore_viz.engine.scorer import Scorer
+from bertscore_viz.engine.options import ScoringOptions
 from bertscore_viz.errors import InputError
 from bertscore_viz.figures.plots import figure_html, heatmap_figure
 from bertscore_viz.figures.static_figures import heatmap_image
@@ -24,9 +24,7 @@ def run(args) -> int:
         raise InputError(f"Cannot write {terminal_safe(out.name)!r}: expected an output ending in .html, .png, .svg "
                          "or .pdf.")
     check_writable(out, "the figure")  # before the model loads
-    scorer = Scorer(model=args.model, layer=args.layer, idf=args.idf, rescale_with_baseline=args.rescale_with_baseline,
-                    lang=args.lang, baseline_path=args.baseline_path, batch_size=args.batch_size,
-                    device=args.device, precision=args.precision, long_texts=args.long_texts)
+    scorer = ScoringOptions.from_namespace(args).scorer()
     pair = scorer.explain(args.cand, args.ref)
     for w in pair.warnings:
         print(f"Warning: {terminal_safe(w)}", file=sys.stderr)

@@ -32,7 +32,7 @@ from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.errors import InputError
 
 __all__ = ["UTILITIES", "COLUMNS", "PairwiseResult", "check_utility", "group_idf", "signature_for", "Weighting",
-           "embedded_texts", "expand", "make_scorer"]
+           "embedded_texts", "expand"]
 
 #: The utilities a matrix can be read as: precision, recall or F1 of the row sample against the column sample.
 UTILITIES = ("f1", "precision", "recall")
@@ -105,16 +105,6 @@ class PairwiseResult:
         return out
 
 
-def make_scorer(scorer: Scorer | None, options: dict) -> Scorer:
-    """The scorer given, or one built from ``options`` (the :class:`Scorer` arguments); not both."""
-    if scorer is not None:
-        if options:
-            raise InputError(f"Give either a scorer or Scorer options ({', '.join(sorted(options))}), not both: "
-                             "set them on the scorer, or use scorer.replace(...).")
-        if not isinstance(scorer, Scorer):
-            raise InputError(f"Expected a bertscore_viz Scorer, got {type(scorer).__name__}.")
-        return scorer
-    return Scorer(**options)
 
 
 def group_idf(scorer: Scorer, samples: Sequence[str], idf_weights: IdfWeights | None) -> IdfWeights | None:

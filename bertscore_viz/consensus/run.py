@@ -23,7 +23,6 @@ from bertscore_viz.consensus.pairwise import (
     embedded_texts,
     expand,
     group_idf,
-    make_scorer,
     pairwise_result,
     signature_for,
 )
@@ -40,6 +39,7 @@ from bertscore_viz.engine.cache import release_free_memory
 from bertscore_viz.engine.idf import IdfWeights
 from bertscore_viz.engine.matching import best_of_references, rescaled
 from bertscore_viz.engine.messages import WINDOW_HINT
+from bertscore_viz.engine.options import scorer_from
 from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.errors import InputError, shorten
 
@@ -265,7 +265,7 @@ def consensus(groups: Sequence[Sequence[str]], references=None, scorer: Scorer |
         InputError: malformed groups, references or ids, an unknown utility, or both a scorer and options.
         ModelError, BaselineError: as :class:`Scorer`.
     """
-    scorer = make_scorer(scorer, options)
+    scorer = scorer_from(scorer, options)
     utility = check_utility(utility)
     groups = _check_groups(groups)
     refs = _check_references(references, len(groups))

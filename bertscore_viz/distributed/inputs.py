@@ -14,9 +14,10 @@ import pyarrow.parquet as pq
 
 from bertscore_viz.errors import InputError
 from bertscore_viz.files import upload
+from bertscore_viz.files.dataset import Dataset
 from bertscore_viz.files.tables import JsonValue
 
-__all__ = ["INPUT_KINDS", "InputFile", "list_input_files", "read_input", "mapping_from_args"]
+__all__ = ["INPUT_KINDS", "InputFile", "list_input_files", "read_input"]
 
 INPUT_KINDS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "csv", ".txt": "csv",
                ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"}
@@ -168,8 +169,8 @@ def _same_columns(first: tuple[str, ...], table: upload.Table) -> upload.Table |
 
 
 def read_input(paths: str | Sequence[str], mapping: upload.ColumnMapping | None = None,
-               empty: str = upload.EMPTY_SCORE, max_cell_chars: int = upload.MAX_CELL_CHARS) -> upload.Dataset:
-    """Read and validate input files into a :class:`~bertscore_viz.files.upload.Dataset` with the Compare page's rules.
+               empty: str = upload.EMPTY_SCORE, max_cell_chars: int = upload.MAX_CELL_CHARS) -> Dataset:
+    """Read and validate input files into a :class:`~bertscore_viz.files.dataset.Dataset` with the Compare page's rules.
 
     Several files must have the same columns (in any order); they are read as one table in path order, rows numbered
     on from one file to the next (the header is row 1). A file with no rows among others is skipped and listed.
@@ -225,25 +226,3 @@ def read_input(paths: str | Sequence[str], mapping: upload.ColumnMapping | None 
         more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
         raise InputError(f"Nothing can be scored in {', '.join(f.path for f in files[:3])}: {listing}{more}")
     return ds
-
-
-def mapping_from_args(reference: Sequence[str] | None = None, candidate: str | None = None,
-                      system: str | None = None, systems: Sequence[str] | None = None, source: str | None = None,
-                      segment_id: str | None = None) -> upload.ColumnMapping | None:
-    """A column mapping from explicit column names (None when nothing is given: detected from the header).
-
-    ``candidate`` without ``system`` is the plain layout: one system named after the candidate column.
-    """
-    if not (reference or candidate or system or systems or source or segment_id):
-        return None
-    if not reference:
-        raise InputError("Name the reference column(s) too (--reference-column) when giving columns explicitly.")
-    if system:
-        if not candidate:
-            raise InputError("The long layout needs --candidate-column next to --system-column.")
-        return upload.ColumnMapping("long", tuple(reference), (), system, candidate, source, segment_id)
-    cols = tuple(systems or ()) + ((candidate,) if candidate else ())
-    if not cols:
-        raise InputError("Name the system output column(s): --system-columns (wide layout), --candidate-column (one "
-                         "system) or --system-column with --candidate-column (long layout).")
-    return upload.ColumnMapping("wide", tuple(reference), cols, None, None, source, segment_id)

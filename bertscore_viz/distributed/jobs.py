@@ -26,7 +26,7 @@ Scoring (:func:`score_files`):
    object store before the first one is scored.)
 5. The driver writes each finished block as ``parts/part-NNNNNN.parquet`` atomically (temporary file, then rename),
    with the job's id in its metadata, then merges the parts into ``scores.parquet``
-   (:mod:`bertscore_viz.evaluation.results_file` describes the columns and the signature in the metadata). A rerun into
+   (:mod:`bertscore_viz.files.results.format` describes the columns and the signature in the metadata). A rerun into
    the same directory skips the parts of the same job: an interrupted job completes without duplicating or losing rows.
    An actor that dies is restarted by Ray and its blocks retried; a block whose call raises is tried again (up to
    :data:`BLOCK_ATTEMPTS` times in all). A failure that persists stops the job with a message; the finished parts stay.
@@ -55,15 +55,7 @@ import pyarrow.parquet as pq
 import transformers
 
 from bertscore_viz.distributed.inputs import read_input
-from bertscore_viz.distributed.options import (
-    DEFAULT_WORKER_CACHE_MB,
-    IDF_FILE,
-    JOB_FILE,
-    PARTS_DIR,
-    PROBLEMS_FILE,
-    SCORES_FILE,
-    ScoreOptions,
-)
+from bertscore_viz.distributed.options import DEFAULT_WORKER_CACHE_MB, ScoreOptions
 from bertscore_viz.distributed.pool import (
     IN_FLIGHT_PER_WORKER,
     ActorPool,
@@ -84,6 +76,7 @@ from bertscore_viz.distributed.workers import (
 from bertscore_viz.engine.baseline import find_baseline
 from bertscore_viz.engine.idf import idf_from_counts
 from bertscore_viz.engine.matching import rescaled as rescale_fn
+from bertscore_viz.engine.options import ScoringOptions
 from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.errors import (
     BaselineError,
@@ -91,9 +84,10 @@ from bertscore_viz.errors import (
     InputError,
     ModelError,
 )
-from bertscore_viz.evaluation import results_file
-from bertscore_viz.files import upload
+from bertscore_viz.files.dataset import Dataset
 from bertscore_viz.files.fileio import atomic_write_text, atomic_write_via, check_writable
+from bertscore_viz.files.results import format as results_format
+from bertscore_viz.files.results.layout import IDF_FILE, JOB_FILE, PARTS_DIR, PROBLEMS_FILE, SCORES_FILE
 from bertscore_viz.models.catalog import model_source_record
 
 __all__ = ["ProgressFn", "ScoreRun", "score_files", "distributed_document_frequencies", "ray_block_runner"]
@@ -145,7 +139,7 @@ def _check_layer(scorer: Scorer) -> None:
                          "(0 = embeddings).")
 
 
-def _fingerprint(ds: upload.Dataset, settings: dict, block_segments: int) -> str:
+def _fingerprint(ds: Dataset, settings: dict, block_segments: int) -> str:
     """The job's id: a hash of the settings (the full signature with its versions, torch's version, the baseline)
     and of every text, segment id, row and source, fed to the hash one piece at a time (no copy of the dataset)."""
     h = hashlib.sha256()
@@ -184,13 +178,13 @@ def _part_done(path: Path, expected_rows: int, job: str) -> bool:
         if not path.is_file():
             return False
         meta = pq.read_metadata(path)
-        info = json.loads((meta.metadata or {}).get(results_file.META_KEY, b"{}"))
+        info = json.loads((meta.metadata or {}).get(results_format.META_KEY, b"{}"))
         return meta.num_rows == expected_rows and info.get("job") == job
     except Exception:  # a damaged part is scored again
         return False
 
 
-def _block_table(ds: upload.Dataset, names: list[str], a: int, b: int, raw: np.ndarray, best: np.ndarray,
+def _block_table(ds: Dataset, names: list[str], a: int, b: int, raw: np.ndarray, best: np.ndarray,
                  notes: list[str], baseline: np.ndarray | None, rescale: bool, meta: dict):
 
     n_sys = len(names)
@@ -212,7 +206,7 @@ def _block_table(ds: upload.Dataset, names: list[str], a: int, b: int, raw: np.n
         "rescaled_f1": scaled[:, 2] if baseline is not None else None,
         "best_reference": best, "notes": notes,
     }
-    schema = results_file.schema().with_metadata(meta)
+    schema = results_format.schema().with_metadata(meta)
     arrays = [pa.nulls(len(seg), pa.float64()) if cols[f.name] is None else pa.array(cols[f.name], type=f.type)
               for f in schema]
     return pa.Table.from_arrays(arrays, schema=schema)
@@ -249,7 +243,7 @@ def _save_idf(out: Path, job: str, counts: dict, documents: int) -> None:
 class _Job:
     """A validated job, before any worker starts: its input, scorer, baseline, settings and output files."""
 
-    ds: upload.Dataset
+    ds: Dataset
     scorer: Scorer
     options: ScoreOptions
     baseline: np.ndarray | None
@@ -310,7 +304,7 @@ def score_files(inputs: str | Sequence[str], output: str | Path, options: ScoreO
                           "command again: finished blocks are kept.")
     meta = job.meta
     if job.scorer.idf:
-        meta = results_file.metadata(job.scorer.signature, job.baseline, job.names, job.ds.n_segments, job.extra,
+        meta = results_format.metadata(job.scorer.signature, job.baseline, job.names, job.ds.n_segments, job.extra,
                                      document_frequencies=frequencies)
     _merge(job.parts, len(job.bounds), job.out / SCORES_FILE, meta)
     run.seconds = time.perf_counter() - t_start
@@ -324,7 +318,7 @@ def _prepare(inputs, output, options: ScoreOptions) -> _Job:
         raise InputError(f"The block size must be at least 1 segment, got {options.block_segments}.")
     import_ray()  # installed? (said before anything is read or written)
     ds = read_input(inputs, options.mapping, options.empty)
-    scorer = Scorer(**options.scorer_kwargs())
+    scorer = options.scoring().scorer()
     _check_layer(scorer)
     baseline = scorer.baseline
     if baseline is None:
@@ -347,7 +341,7 @@ def _prepare(inputs, output, options: ScoreOptions) -> _Job:
              "lang": options.lang, "block_segments": options.block_segments,
              "baseline_file": (_baseline_file(scorer, options.lang, options.baseline_path)
                                if baseline is not None else None)}
-    meta = results_file.metadata(scorer.signature, baseline, names, n, extra)
+    meta = results_format.metadata(scorer.signature, baseline, names, n, extra)
     n_blocks = math.ceil(n / options.block_segments)
     atomic_write_text(out / JOB_FILE, json.dumps({"fingerprint": fingerprint, "blocks": n_blocks,
                                                   "block_segments": options.block_segments, "segments": n,
@@ -423,14 +417,16 @@ def _run_on_ray(job: _Job, todo: list[int], frequencies, run: ScoreRun, say, pro
             weights = idf_from_counts(*frequencies)
             say(f"idf from {weights.num_documents:,} reference sentences ({len(weights.weights):,} token ids)")
         if todo:
-            scorer_kwargs = {"model": options.model, "layer": job.scorer.layer, "batch_size": options.batch_size,
-                             "device": None if res.gpus else options.device, "precision": options.precision,
-                             "long_texts": options.long_texts}
-            _score_blocks(ray, job, todo, res, weights, run, scorer_kwargs, pairs, progress, finished, t_start)
+            # each worker resolves the model itself (the bundled model is wherever the package is on its node);
+            # idf comes as the corpus weights, rescaling is applied by the driver to the merged raw scores
+            scoring = ScoringOptions(model=options.model, layer=job.scorer.layer, batch_size=options.batch_size,
+                                     device=None if res.gpus else options.device, precision=options.precision,
+                                     long_texts=options.long_texts)
+            _score_blocks(ray, job, todo, res, weights, run, scoring, pairs, progress, finished, t_start)
     return frequencies
 
 
-def _score_blocks(ray, job: _Job, todo: list[int], res: Resources, weights, run: ScoreRun, scorer_kwargs: dict,
+def _score_blocks(ray, job: _Job, todo: list[int], res: Resources, weights, run: ScoreRun, scoring: ScoringOptions,
                   pairs: tuple[int, int], progress, finished: list, t_start: float) -> None:
     """The scoring pass: the blocks in ``todo`` through an actor pool, each result written as its part file."""
     ds, names = job.ds, job.names
@@ -441,7 +437,7 @@ def _score_blocks(ray, job: _Job, todo: list[int], res: Resources, weights, run:
         return lambda: ({s: ds.systems[s][a:b] for s in names}, ds.references[a:b], idf_ref)
 
     idf_ref = [ray.put(weights)] if weights is not None else None  # held here until the pool is closed
-    pool = ActorPool(ray, BlockScorer, {"scorer_kwargs": scorer_kwargs, "idf": weights is not None,
+    pool = ActorPool(ray, BlockScorer, {"scoring": scoring, "idf": weights is not None,
                                         "threads": res.cpus, "cache_mb": job.options.worker_cache_mb}, res)
     first = None
     try:
@@ -468,7 +464,7 @@ def _score_blocks(ray, job: _Job, todo: list[int], res: Resources, weights, run:
 def _merge(parts: Path, n_blocks: int, target: Path, meta: dict) -> None:
     """Concatenate the parts in block order into one file, one part in memory at a time; written atomically."""
 
-    schema = results_file.schema().with_metadata(meta)
+    schema = results_format.schema().with_metadata(meta)
 
     def render(tmp: str) -> None:
         with pq.ParquetWriter(tmp, schema) as writer:
@@ -478,7 +474,7 @@ def _merge(parts: Path, n_blocks: int, target: Path, meta: dict) -> None:
     atomic_write_via(target, render)
 
 
-def distributed_document_frequencies(ray, ds: upload.Dataset, bounds, model: str | None,
+def distributed_document_frequencies(ray, ds: Dataset, bounds, model: str | None,
                                       res: Resources, long_texts: str = "truncate") -> tuple[dict, int]:
     """First pass: document frequencies of all reference sentences, counted per block by tokenizer-only Ray tasks
     (no model weights loaded), summed on the driver. Returns ``(token id -> count, number of sentences)``."""
@@ -518,8 +514,8 @@ def ray_block_runner(address: str | None = None, workers: int | None = None, cpu
         if stats is not None:
             stats["resources"] = res
         total = int(sum(len(p) for p in blocks))
-        kwargs = {"scorer_kwargs": {"model": model, "layer": 0, "batch_size": batch_size,
-                                    "device": None if res.gpus else device, "precision": precision},
+        kwargs = {"scoring": ScoringOptions(model=model, layer=0, batch_size=batch_size,
+                                            device=None if res.gpus else device, precision=precision),
                   "threads": res.cpus, "cache_mb": worker_cache_mb}
 
         def block_args(pairs) -> Callable[[], tuple]:

@@ -11,6 +11,7 @@ import numpy as np
 from bertscore_viz.distributed.options import DEFAULT_WORKER_CACHE_MB
 from bertscore_viz.distributed.pool import peak_rss_mb, setup_worker
 from bertscore_viz.engine.encoder import get_tokenizer
+from bertscore_viz.engine.options import ScoringOptions
 from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.models.spec import resolve_model
 from bertscore_viz.rescaling.baseline_compute import block_moments
@@ -58,10 +59,10 @@ def score_block(scorer: Scorer, systems: dict[str, list[str]], references: list[
 class BlockScorer:
     """Ray actor: one Scorer (one model load, in the constructor); each call scores one block."""
 
-    def __init__(self, scorer_kwargs: dict, idf: bool = False, threads: int | None = None,
+    def __init__(self, scoring: ScoringOptions, idf: bool = False, threads: int | None = None,
                  cache_mb: float | None = DEFAULT_WORKER_CACHE_MB):
         setup_worker(threads, cache_mb)
-        self.scorer = Scorer(**scorer_kwargs)
+        self.scorer = scoring.scorer()
         _ = self.scorer.encoder  # load now: a model that cannot load fails the actor's start, not a block
         self.idf = bool(idf)
 
@@ -101,10 +102,10 @@ def document_frequencies(model: str | None, sentences: list[str], long_texts: st
 class BaselineBlock:
     """Ray actor: one baseline block at every layer, summarised as count, mean and squared deviations."""
 
-    def __init__(self, scorer_kwargs: dict, threads: int | None = None,
+    def __init__(self, scoring: ScoringOptions, threads: int | None = None,
                  cache_mb: float | None = DEFAULT_WORKER_CACHE_MB):
         setup_worker(threads, cache_mb)
-        self.scorer = Scorer(**scorer_kwargs)
+        self.scorer = scoring.scorer()
         self.n_layers = self.scorer.encoder.num_layers + 1
 
     def ready(self) -> bool:

@@ -22,9 +22,15 @@ import numpy as np
 from bertscore_viz.errors import BaselineError, InputError, ModelError, shorten
 from bertscore_viz.models.spec import ModelSpec
 
-__all__ = ["check_texts", "normalize_inputs", "check_flag", "check_whole", "check_layers", "check_lang", "check_path",
+__all__ = ["PRECISIONS", "DEFAULT_TOKEN_BUDGET",
+           "check_texts", "normalize_inputs", "check_flag", "check_whole", "check_layers", "check_lang", "check_path",
            "check_model_name", "corpus_tag", "LONG_TEXT_MODES", "check_long_texts"]
 
+#: The precisions a model runs in: ``fp32`` is exact (bert-score's numbers); the others are named in the signature.
+PRECISIONS = ("fp32", "fp16", "bf16")
+#: Padded cells (sentences x longest length) allowed in one forward batch: bounds a batch's memory whatever the
+#: lengths.
+DEFAULT_TOKEN_BUDGET = 4096
 #: A language code as baseline folders are named (``en``, ``zh``, ``en-sci``, ``pt_BR``): letters, digits, ``-``,
 #: ``_``; no path separators, so a language can never name a file outside the baseline folder.
 _LANG = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")
@@ -42,7 +48,7 @@ def check_texts(values, what: str) -> list[str]:
                          f"Wrap it in a list: [{shorten(values)}].")
     if isinstance(values, (bytes, bytearray)) or not isinstance(values, Iterable):
         raise InputError(f"Expected a list of {what} strings, got {type(values).__name__} {shorten(values)}.")
-    if isinstance(values, Mapping):  # iterating a dict gives its keys: {'x': 1} was scored as the text 'x'
+    if isinstance(values, Mapping):  # iterating a dict gives its keys: {'x': 1} would score the text 'x'
         raise InputError(f"Expected a list of {what} strings, got a {type(values).__name__} {shorten(values)} "
                          "(whose keys would be read as the texts). Give a list of strings.")
     out = list(values)

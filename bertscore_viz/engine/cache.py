@@ -11,7 +11,21 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Literal
 
-__all__ = ["default_cache_bytes", "DEFAULT_CACHE_BYTES", "EmbeddingCache", "CACHE", "release_free_memory"]
+__all__ = ["MIN_CACHE_BYTES", "MAX_CACHE_BYTES", "PHYSICAL_MEMORY_SHARE", "ASSUMED_PHYSICAL_BYTES",
+           "CUDA_MEMORY_SHARE", "default_cache_bytes", "DEFAULT_CACHE_BYTES", "EmbeddingCache", "CACHE",
+           "release_free_memory"]
+
+#: Bytes in a MiB (``BERTSCORE_VIZ_CACHE_MB`` counts in them).
+MIB = 2**20
+#: The default bound's floor and ceiling.
+MIN_CACHE_BYTES = 2**30
+MAX_CACHE_BYTES = 4 * 2**30
+#: The default bound is 1 / this of physical memory (between the floor and the ceiling).
+PHYSICAL_MEMORY_SHARE = 6
+#: Physical memory taken where the platform does not tell it.
+ASSUMED_PHYSICAL_BYTES = 8 * 2**30
+#: Unless ``BERTSCORE_VIZ_CACHE_MB`` is set, the entries on a CUDA device are kept to 1 / this of its memory.
+CUDA_MEMORY_SHARE = 4
 
 
 def default_cache_bytes() -> int:
@@ -22,12 +36,12 @@ def default_cache_bytes() -> int:
     230 kB at layer 4 of the bundled model (layers 0-4, as it is small): 4 GiB keeps tens of thousands."""
     env = os.environ.get("BERTSCORE_VIZ_CACHE_MB")
     if env:
-        return int(float(env) * 2**20)
+        return int(float(env) * MIB)
     try:
         physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):  # not available on this platform
-        physical = 8 * 2**30
-    return int(min(4 * 2**30, max(2**30, physical // 6)))
+        physical = ASSUMED_PHYSICAL_BYTES
+    return int(min(MAX_CACHE_BYTES, max(MIN_CACHE_BYTES, physical // PHYSICAL_MEMORY_SHARE)))
 
 
 DEFAULT_CACHE_BYTES = default_cache_bytes()

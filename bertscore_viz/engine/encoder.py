@@ -31,7 +31,10 @@ import transformers
 from safetensors import SafetensorError
 from transformers import AutoModel, T5EncoderModel
 
-from bertscore_viz.engine.cache import CACHE, EmbeddingCache
+from bertscore_viz.engine.arguments import DEFAULT_TOKEN_BUDGET, PRECISIONS
+from bertscore_viz.engine.cache import CACHE, CUDA_MEMORY_SHARE, EmbeddingCache
+from bertscore_viz.engine.devices import precision_dtype, resolve_device
+from bertscore_viz.engine.tensor_ops import pad_sequences
 from bertscore_viz.engine.tokenizer import (
     TextTokenizer,
     Tokenized,
@@ -45,15 +48,10 @@ from bertscore_viz.models.hub import hub_kwargs
 from bertscore_viz.models.spec import ModelSpec
 
 __all__ = ["PRECISIONS", "DEFAULT_TOKEN_BUDGET", "PAD_SHRINK", "EARLY_CLOSE_MAX_HIDDEN", "MIN_EARLY_BATCH",
-           "SMALL_MODEL_BYTES_PER_TOKEN", "ProgressFn", "resolve_device", "model_through_layer", "pad_rows",
-           "layer_states", "windowed_layer_states", "get_tokenizer", "Encoder", "plan_batches", "get_encoder",
-           "loaded_encoders", "release_encoder"]
+           "SMALL_MODEL_BYTES_PER_TOKEN", "FLOAT32_BYTES", "ProgressFn", "model_through_layer", "layer_states",
+           "windowed_layer_states", "get_tokenizer", "Encoder", "plan_batches", "get_encoder", "loaded_encoders",
+           "release_encoder"]
 
-PRECISIONS = ("fp32", "fp16", "bf16")
-
-
-#: Padded cells (sentences x longest length) allowed in one forward batch.
-DEFAULT_TOKEN_BUDGET = 4096
 #: A forward batch (sentences sorted longest first) is closed early when the next sentence is shorter than this
 #: fraction of the batch's longest: padding it to the longest would waste more than it saves in batch overhead.
 PAD_SHRINK = 0.9
@@ -65,23 +63,10 @@ MIN_EARLY_BATCH = 8
 #: all the layers a pass computes. The bundled MiniLM (7 x 384 x 4 = 10.5 KiB) is small; mpnet-base (13 x 768)
 #: and roberta-large (25 x 1024) are not.
 SMALL_MODEL_BYTES_PER_TOKEN = 24 * 1024
+#: Bytes of one float32 value: what a cached vector's every dimension costs.
+FLOAT32_BYTES = 4
 
 ProgressFn = Callable[[int, int], None]
-
-
-def resolve_device(device: str | None) -> str:
-
-    if device is None or device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if not isinstance(device, (str, torch.device)):
-        raise ModelError(f"device must be a string such as 'cpu', 'cuda' or 'cuda:1', got {type(device).__name__}.")
-    try:
-        torch.device(device)
-    except (RuntimeError, ValueError):
-        raise ModelError(f"Unknown device {str(device)!r}: use 'cpu', 'cuda' or 'cuda:N' (or 'auto').") from None
-    if str(device).startswith("cuda") and not torch.cuda.is_available():
-        raise ModelError(f"Device {device!r} was asked for, but CUDA is not available here. Use device='cpu'.")
-    return str(device)
 
 
 def _layer_container(model) -> tuple[torch.nn.Module, str] | None:
@@ -126,20 +111,6 @@ def model_through_layer(model, layer: int):
     return _truncated_view(model, max(int(layer), 1)) or model
 
 
-def pad_rows(rows: Sequence[np.ndarray], pad_id: int, min_width: int = 0):
-    """Rows of token ids (or positions) as one right-padded ``(n, longest)`` long tensor filled with ``pad_id``, and
-    its attention mask (1 on real positions, 0 on padding); both on the CPU. ``min_width``: the narrowest result
-    (1 keeps a batch of empty rows a valid model input)."""
-
-    width = max([min_width] + [len(r) for r in rows])
-    ids = torch.full((len(rows), width), int(pad_id), dtype=torch.long)
-    mask = torch.zeros((len(rows), width), dtype=torch.long)
-    for i, r in enumerate(rows):
-        ids[i, :len(r)] = torch.as_tensor(np.asarray(r, dtype=np.int64))
-        mask[i, :len(r)] = 1
-    return ids, mask
-
-
 def layer_states(net, layer: int, *, input_ids=None, inputs_embeds=None, attention_mask=None, autocast=None):
     """Hidden states ``(b, t, H)`` of ``net`` (a model or :func:`model_through_layer`'s view) at ``layer``, with
     autograd as the caller has it (the training loss differentiates through them; scoring uses
@@ -166,7 +137,8 @@ def windowed_layer_states(net, layer: int, plans: Sequence[WindowPlan], *, input
     b, t = x.shape[:2]
     owner = [i for i, plan in enumerate(plans) for _ in range(plan.n_windows)]
     positions = [plan.positions(k) for plan in plans for k in range(plan.n_windows)]
-    index, mask = pad_rows(positions, 0)
+    index, is_real = pad_sequences(positions, 0, dtype=torch.long)
+    mask = is_real.long()  # the models' attention mask: 1 on real positions
     width = index.shape[1]
     rows = torch.as_tensor(owner, dtype=torch.long)[:, None].expand(-1, width).to(x.device)
     index, mask = index.to(x.device), mask.to(x.device)
@@ -217,11 +189,9 @@ class Encoder:
 
     def __init__(self, spec: ModelSpec, device: str | None = None, precision: str = "fp32",
                  cache: EmbeddingCache | None = None):
-        # Before importing torch: an unreachable hub is known in at most HUB_PROBE_SECONDS.
+        # Before the device is looked at: an unreachable hub is known in at most HUB_PROBE_SECONDS.
         kwargs = {"local_files_only": True} if spec.local else hub_kwargs(spec)
-
-        if precision not in PRECISIONS:
-            raise ModelError(f"Unknown precision {precision!r}. Expected one of {', '.join(PRECISIONS)}.")
+        dtype = precision_dtype(precision)
         self.spec = spec
         self.device = resolve_device(device)
         if precision == "fp16" and not self.device.startswith("cuda"):
@@ -230,14 +200,12 @@ class Encoder:
         self._local = threading.local()
         self.cache = cache if cache is not None else CACHE
         if self.device.startswith("cuda") and not os.environ.get("BERTSCORE_VIZ_CACHE_MB"):
-            # The cache then holds device tensors: by default, the entries on this device are kept to a quarter of
+            # The cache then holds device tensors: by default, the entries on this device are kept to a share of
             # its memory (evicted at once if over it); entries elsewhere (CPU encoders) keep the cache's own bound.
-            dev = torch.device(self.device)
-            if dev.index is None:
-                dev = torch.device("cuda", torch.cuda.current_device())
-            quarter = torch.cuda.get_device_properties(dev).total_memory // 4
-            current = self.cache.device_limit(str(dev))
-            self.cache.limit_device(str(dev), quarter if current is None else min(current, quarter))
+            dev = resolve_device(self.device, indexed=True)
+            bound = torch.cuda.get_device_properties(dev).total_memory // CUDA_MEMORY_SHARE
+            current = self.cache.device_limit(dev)
+            self.cache.limit_device(dev, bound if current is None else min(current, bound))
         self.transformers_version = transformers.__version__
         transformers.utils.logging.set_verbosity_error()
         transformers.utils.logging.disable_progress_bar()
@@ -256,7 +224,6 @@ class Encoder:
         if hasattr(model, "decoder") and hasattr(model, "encoder"):
             model = model.encoder
         model.eval()
-        dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[precision]
         self.model = model.to(device=self.device, dtype=dtype)
         self.tokenizer = tokenizer
         config = getattr(self.model, "config", None)
@@ -285,12 +252,10 @@ class Encoder:
         #: Cache every layer a forward pass computes (0 .. deepest asked for), not only the layers asked for, so
         #: that another layer costs no model pass. On for small models only (see SMALL_MODEL_BYTES_PER_TOKEN):
         #: for a large model it would copy and keep, e.g., 18 layers of roberta-large to use one.
-        self.keep_computed_layers = 0 < (self.num_layers + 1) * hidden * 4 <= SMALL_MODEL_BYTES_PER_TOKEN
-        #: Close a batch early when the next sentence is much shorter (:func:`plan_batches`'s ``shrink``). It pays
-        #: for small models on a CPU (95% real cells against 68-71% at 250-560 pairs). For wider models the smaller
-        #: batches cost more than the padding they save: a random roberta-large-shaped model on this 2-core CPU
-        #: scored 96 WMT16 pairs in 27-30 s with early closing, 17.5-21 s without (bert-score 22.5-26 s); and a
-        #: GPU is fastest on full batches. So only on a CPU, and only up to EARLY_CLOSE_MAX_HIDDEN.
+        self.keep_computed_layers = 0 < (self.num_layers + 1) * hidden * FLOAT32_BYTES <= SMALL_MODEL_BYTES_PER_TOKEN
+        #: Close a batch early when the next sentence is much shorter (:func:`plan_batches`'s ``shrink``): on a CPU,
+        #: for models up to EARLY_CLOSE_MAX_HIDDEN wide, where the padding saved outweighs the smaller batches. Wider
+        #: models, and any GPU, run full batches (their smaller batches would cost more than the padding saved).
         self.close_batches_early = self.device == "cpu" and 0 < hidden <= EARLY_CLOSE_MAX_HIDDEN
         self._views: dict[int, object] = {}
         self._views_lock = threading.Lock()
@@ -463,7 +428,8 @@ class Encoder:
 
         layers = tuple(layers)
         lengths = [len(x) for x in id_lists]
-        ids, mask = pad_rows(id_lists, self.pad_id)
+        ids, is_real = pad_sequences(id_lists, self.pad_id, dtype=torch.long)
+        mask = is_real.long()
         depth = max(layers)
         keep = tuple(range(depth + 1)) if self.keep_computed_layers else tuple(sorted(set(layers)))
         # transformers 5 records hidden_states[0] from the first block's input: a model cut to 0 blocks returns none
@@ -524,8 +490,8 @@ def _install_hidden_state_hooks(model) -> bool | None:
     transformers 5 records ``hidden_states`` with forward hooks that it installs on the first call asking for them,
     and marks the model "installed". Truncated views (shallow copies sharing the blocks) copy that mark: a view
     run first would hook the shared blocks itself, the full model would hook them again, and its hidden_states
-    would repeat layers. The encoder used to run one full warm-up pass to install them, which touched (made
-    resident) every layer's weights of a large model; installing them directly touches none.
+    would repeat layers. Installing them directly touches no weights (a warm-up pass would make every layer's
+    weights of a large model resident).
 
     Returns:
         True: hooks installed, and the pass can select hidden states by index; False: this transformers records
@@ -553,7 +519,7 @@ _ENCODERS_LOCK = threading.Lock()
 def get_encoder(spec: ModelSpec, device: str | None = None, precision: str = "fp32") -> Encoder:
     """The process-wide encoder for this model, device and precision, loaded on first use."""
     if not spec.local and not any(k[:2] == (spec.name, spec.source) for k in _ENCODERS):
-        hub_kwargs(spec)  # an unreachable hub fails here, before torch is imported to pick the device
+        hub_kwargs(spec)  # an unreachable hub fails here, before the device is resolved
     key = (spec.name, spec.source, resolve_device(device), precision)
     with _ENCODERS_LOCK:
         enc = _ENCODERS.get(key)

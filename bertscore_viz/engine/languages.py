@@ -34,7 +34,7 @@ __all__ = ["MIN_WORDS", "MIN_HITS", "MIN_SHARE", "MIN_LETTER_SHARE", "MIN_SCRIPT
            "INSTALL_COMMAND", "NAMES", "LETTERS", "ENGLISH", "STOPWORDS", "LANGUAGE_SCRIPTS", "script_of", "scripts",
            "words", "language_of", "TextLanguage", "detect", "model_languages", "languages_text", "mismatch",
            "multilingual_hint", "pair_message", "DatasetLanguages", "MAX_CHECKED_SEGMENTS", "dataset_languages",
-           "BASELINE_MISMATCH_SHARE", "baseline_language_message"]
+           "BASELINE_MISMATCH_SHARE", "MAX_CHECKED_REFERENCES", "baseline_language_message"]
 
 #: Fewest words a text needs before its language is decided (shorter texts: script only).
 MIN_WORDS = 5
@@ -424,9 +424,12 @@ def dataset_languages(references: list[list[str]], systems: dict[str, list[str]]
 # --- the baseline's language ----------------------------------------------------------------------------------------
 #: Share of the checked references outside the baseline's language from which rescaling is called into question.
 BASELINE_MISMATCH_SHARE = 0.5
+#: Most references :func:`baseline_language_message` looks at: more are checked on an even sample of this many.
+MAX_CHECKED_REFERENCES = 1000
 
 
-def baseline_language_message(references: list[str], lang: str, max_texts: int = 1000) -> str | None:
+def baseline_language_message(references: list[str], lang: str,
+                              max_texts: int = MAX_CHECKED_REFERENCES) -> str | None:
     """A warning when most references are not in the language of the rescaling baseline (e.g. Japanese text
     rescaled with the English baseline, the default language): a baseline is the mean score of unrelated sentences
     *in one language*, so rescaling another language's scores with it gives numbers with no common scale. None when

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
-from torch.nn.utils.rnn import pad_sequence
 
 from bertscore_viz.engine import tensor_ops
 from bertscore_viz.engine.idf import IdfWeights, compute_idf
@@ -26,14 +25,6 @@ __all__ = ["KERNEL_PAIRS", "prf_from_maxima", "best_of_references", "rescaled", 
 KERNEL_PAIRS = 2048
 
 
-def _padded(arrays: Sequence[np.ndarray], dtype) -> np.ndarray:
-    """``(n, longest)`` array of ``dtype``, each row right-padded with 0 (padding gets weight 0 from the masks)."""
-    out = np.zeros((len(arrays), max((len(a) for a in arrays), default=0)), dtype=dtype)
-    for row, a in enumerate(arrays):
-        out[row, : len(a)] = a
-    return out
-
-
 def prf_from_maxima(cand_best: Sequence[np.ndarray], ref_best: Sequence[np.ndarray],
                     cand_weights: Sequence[np.ndarray], ref_weights: Sequence[np.ndarray], cand_empty: np.ndarray,
                     ref_empty: np.ndarray) -> np.ndarray:
@@ -44,10 +35,11 @@ def prf_from_maxima(cand_best: Sequence[np.ndarray], ref_best: Sequence[np.ndarr
     out = np.empty((n, 3), dtype=np.float64)
     for start in range(0, n, KERNEL_PAIRS):
         sl = slice(start, min(n, start + KERNEL_PAIRS))
+        cb = tensor_ops.pad_sequences(cand_best[sl], dtype=torch.float32)[0]  # padding: 0, with weight 0
+        rb = tensor_ops.pad_sequences(ref_best[sl], dtype=torch.float32)[0]
         p, r, f = tensor_ops.precision_recall_f1(
-            torch.from_numpy(_padded(cand_best[sl], np.float32)), torch.from_numpy(_padded(ref_best[sl], np.float32)),
-            torch.from_numpy(_padded(cand_weights[sl], np.float64)),
-            torch.from_numpy(_padded(ref_weights[sl], np.float64)),
+            cb, rb, tensor_ops.pad_sequences(cand_weights[sl], dtype=torch.float64)[0],
+            tensor_ops.pad_sequences(ref_weights[sl], dtype=torch.float64)[0],
             torch.from_numpy(np.asarray(cand_empty[sl], dtype=bool)),
             torch.from_numpy(np.asarray(ref_empty[sl], dtype=bool)), safe=False)
         out[sl] = torch.stack([p, r, f], dim=1).numpy()
@@ -205,9 +197,8 @@ class MatchStats:
 MATCH_CELLS = 1 << 19
 
 
-#: Most token vectors per side (pairs x padded length) in one matching batch: bounds the padded copies. 2,048
-#: (6 MB per side in float64 at dim 384) matched 1,000 WMT16 pairs in 110-140 ms on this CPU against 205 ms with
-#: 8,192: the float64 copies then stay in the processor's caches (docs/DEVICE.md).
+#: Most token vectors per side (pairs x padded length) in one matching batch: bounds the padded copies, so that
+#: their float64 copies (6 MB per side at dim 384) stay in the processor's caches (docs/DEVICE.md).
 MATCH_TOKENS = 1 << 11
 
 
@@ -217,8 +208,7 @@ FLOAT64_DEVICE_TYPES = ("cpu", "cuda")
 
 
 def similarity_dtype(device):
-    """The torch dtype cosines are summed in on ``device``: float64 on CPU and CUDA, float32 on any other device
-    (torch is imported here, not at the top: importing the package does not load it)."""
+    """The torch dtype cosines are summed in on ``device``: float64 on CPU and CUDA, float32 on any other device."""
 
     return torch.float64 if torch.device(device).type in FLOAT64_DEVICE_TYPES else torch.float32
 
@@ -259,13 +249,6 @@ def _match_plan(c_len: Sequence[int], r_len: Sequence[int]) -> list[list[int]]:
         batches.append(order[start:stop])
         start = stop
     return batches
-
-
-def _length_mask(lengths: Sequence[int], device):
-    """``(b, max length)`` bool, True on each row's first ``lengths[i]`` positions."""
-
-    lens = torch.tensor(list(lengths), device=device)
-    return torch.arange(max(lengths), device=device)[None, :] < lens[:, None]
 
 
 def weight_vector(idf: IdfWeights | None, special_ids, size: int) -> np.ndarray:
@@ -341,13 +324,11 @@ def score_batched(cand_vecs: Sequence, ref_vecs: Sequence, cand_ids: Sequence[np
     with torch.no_grad():
         for batch in _match_plan(c_len, r_len):
             rows = torch.tensor(batch, device=device)
-            cl, rl = [c_len[p] for p in batch], [r_len[p] for p in batch]
-            c_mask, r_mask = _length_mask(cl, device), _length_mask(rl, device)
-            cand = pad_sequence([cand_vecs[p] for p in batch], batch_first=True)
-            ref = pad_sequence([ref_vecs[p] for p in batch], batch_first=True)
+            cand, c_mask = tensor_ops.pad_sequences([cand_vecs[p] for p in batch])
+            ref, r_mask = tensor_ops.pad_sequences([ref_vecs[p] for p in batch])
             cb, rb = tensor_ops.greedy_maxima(similarity_float64(cand, ref), c_mask, r_mask)
-            c_ids = torch.from_numpy(_padded([cand_ids[p] for p in batch], np.int64)).to(device)
-            r_ids = torch.from_numpy(_padded([ref_ids[p] for p in batch], np.int64)).to(device)
+            c_ids = tensor_ops.pad_sequences([cand_ids[p] for p in batch], dtype=torch.long)[0].to(device)
+            r_ids = tensor_ops.pad_sequences([ref_ids[p] for p in batch], dtype=torch.long)[0].to(device)
             for k, w in enumerate(ws):
                 wc = w[c_ids].masked_fill(~c_mask, 0.0)
                 wr = w[r_ids].masked_fill(~r_mask, 0.0)
@@ -378,15 +359,12 @@ def match_batched(cand_vecs: Sequence[Sequence], ref_vecs: Sequence[Sequence]
     n_layers = len(cand_vecs[0])
     c_len = [int(v[0].shape[0]) for v in cand_vecs]
     r_len = [int(v[0].shape[0]) for v in ref_vecs]
-    device = cand_vecs[0][0].device
     with torch.no_grad():
         for batch in _match_plan(c_len, r_len):
-            c_mask = _length_mask([c_len[p] for p in batch], device)
-            r_mask = _length_mask([r_len[p] for p in batch], device)
             cb_layers, rb_layers = [], []
             for k in range(n_layers):
-                cand = pad_sequence([cand_vecs[p][k] for p in batch], batch_first=True)
-                ref = pad_sequence([ref_vecs[p][k] for p in batch], batch_first=True)
+                cand, c_mask = tensor_ops.pad_sequences([cand_vecs[p][k] for p in batch])
+                ref, r_mask = tensor_ops.pad_sequences([ref_vecs[p][k] for p in batch])
                 cb, rb = tensor_ops.greedy_maxima(similarity_float64(cand, ref), c_mask, r_mask)
                 cb_layers.append(cb)
                 rb_layers.append(rb)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import warnings as _warnings
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -60,6 +60,7 @@ from bertscore_viz.engine.results import (
 from bertscore_viz.engine.token_notes import (
     unk_id,
 )
+from bertscore_viz.engine.tokenizer import Tokenized
 from bertscore_viz.errors import BaselineError, InputError, ModelError
 from bertscore_viz.models.spec import ModelSpec, resolve_model
 from bertscore_viz.versions import package_version
@@ -94,6 +95,39 @@ def _flatten_groups(groups_in: Sequence[Sequence[str]]) -> tuple[list[str], list
 def distinct_texts(cands: Sequence[str], flat_refs: Sequence[str]) -> int:
     """Distinct texts of a call: the sentences its model pass embeds at most (what a guard is told)."""
     return len(set(cands) | set(flat_refs))
+
+
+@dataclass(frozen=True)
+class _Pairs:
+    """A call's input as pairs: the candidates, the flattened references (one pair each), the candidate index of
+    each pair, the ``(start, end)`` pairs of each candidate, and both sides' token ids as the scorer encodes them."""
+
+    cands: list[str]
+    flat_refs: list[str]
+    pair_cand: list[int]
+    groups: list[tuple[int, int]]
+    cand_tok: list[Tokenized]
+    ref_tok: list[Tokenized]
+
+    @property
+    def distinct(self) -> int:
+        """:func:`distinct_texts` of the call."""
+        return distinct_texts(self.cands, self.flat_refs)
+
+    def cand_of(self, pair: int) -> str:
+        """The candidate text of a pair."""
+        return self.cands[self.pair_cand[pair]]
+
+
+@dataclass(frozen=True)
+class _PairScores:
+    """Raw ``(n_pairs, 3)`` float64 P/R/F of every pair at one layer, with or without idf, and the soft problems
+    found (pair indices of empty candidates, empty references and degenerate idf)."""
+
+    scores: np.ndarray
+    notes: dict
+    layer: int
+    idf: bool
 
 
 class Scorer:
@@ -317,34 +351,35 @@ class Scorer:
         cands, groups_in = normalize_inputs(candidates, references)
         enc = self.encoder
         layers = (self.layer,) if layers is None else check_layers(layers, enc.num_layers, self.spec.name)
-        flat_refs, pair_cand, groups = _flatten_groups(groups_in)
-        cand_tok = self.encode(cands)
-        ref_tok = self.encode(flat_refs)
+        call = self._pairs(cands, groups_in)
         if keep == "scores":
-            idf = idf_weights if idf_weights is not None else self.idf_weights(flat_refs) if self.idf else None
+            idf = idf_weights if idf_weights is not None else self.idf_weights(call.flat_refs) if self.idf else None
             if idf is not None and idf_weights is None:
                 self._last_idf = idf
-            table = self._pair_table(cands, flat_refs, pair_cand, cand_tok, ref_tok, layers, idf, True, progress)
-            stats = self._stats(layers, cands, flat_refs, pair_cand, groups, cand_tok, ref_tok, (), ())
-            return replace(stats, pair_table=table, table_idf=idf)
-        cand_best: list[np.ndarray] = [None] * len(flat_refs)  # type: ignore[list-item]
-        ref_best: list[np.ndarray] = [None] * len(flat_refs)  # type: ignore[list-item]
-        with self.guarded(distinct_texts(cands, flat_refs)):
-            for pairs, vecs in self._embedded_chunks(cands, flat_refs, pair_cand, layers, progress):
-                cb, rb = match_batched([vecs[cands[pair_cand[p]]] for p in pairs],
-                                       [vecs[flat_refs[p]] for p in pairs])
+            table = self._pair_table(call, layers, idf, True, progress)
+            return replace(self._stats(call, layers), pair_table=table, table_idf=idf)
+        cand_best: list[np.ndarray] = [None] * len(call.flat_refs)  # type: ignore[list-item]
+        ref_best: list[np.ndarray] = [None] * len(call.flat_refs)  # type: ignore[list-item]
+        with self.guarded(call.distinct):
+            for pairs, vecs in self._embedded_chunks(call, layers, progress):
+                cb, rb = match_batched([vecs[call.cand_of(p)] for p in pairs], [vecs[call.flat_refs[p]] for p in pairs])
                 for j, p in enumerate(pairs):
                     cand_best[p], ref_best[p] = cb[j], rb[j]
-        return self._stats(layers, cands, flat_refs, pair_cand, groups, cand_tok, ref_tok, cand_best, ref_best)
+        return self._stats(call, layers, cand_best, ref_best)
 
-    def _pair_table(self, cands: list[str], flat_refs: list[str], pair_cand: list[int], cand_tok, ref_tok,
-                    layers: Sequence[int], idf: IdfWeights | None, plain: bool,
+    def _pairs(self, cands: list[str], groups_in: Sequence[Sequence[str]]) -> _Pairs:
+        """The call's pairs, both sides tokenized as this scorer scores them."""
+        flat_refs, pair_cand, groups = _flatten_groups(groups_in)
+        return _Pairs(cands, flat_refs, pair_cand, groups, self.encode(cands), self.encode(flat_refs))
+
+    def _pair_table(self, call: _Pairs, layers: Sequence[int], idf: IdfWeights | None, plain: bool,
                     progress: ProgressFn | None) -> dict:
         """Raw P/R/F of every pair at ``layers``, without idf (when ``plain``) and with ``idf`` (when given), computed
         on the device in one model pass: ``{(layer, idf on): ((n_pairs, 3) float64, notes)}``."""
         enc = self.encoder
-        cand_ids = [t.ids for t in cand_tok]
-        ref_ids = [t.ids for t in ref_tok]
+        cand_ids = [t.ids for t in call.cand_tok]
+        ref_ids = [t.ids for t in call.ref_tok]
+        pair_cand = call.pair_cand
         max_id = max((int(a.max()) for a in cand_ids + ref_ids if len(a)), default=-1)
         size = max(len(enc.tokenizer), max_id + 1)
         variants = ([False] if plain else []) + ([True] if idf is not None else [])
@@ -356,12 +391,12 @@ class Scorer:
             r_empty, r_unweighted = side_flags(ref_ids, w, enc.special_ids)
             flags.append((c_empty[pc], r_empty, c_unweighted[pc] | r_unweighted))
         pair_c_empty, r_empty = flags[0][0], flags[0][1]
-        out = np.empty((len(layers), len(flat_refs), len(weights), 3), dtype=np.float64)
-        with self.guarded(distinct_texts(cands, flat_refs)):
-            for pairs, vecs in self._embedded_chunks(cands, flat_refs, pair_cand, layers, progress):
+        out = np.empty((len(layers), len(call.flat_refs), len(weights), 3), dtype=np.float64)
+        with self.guarded(call.distinct):
+            for pairs, vecs in self._embedded_chunks(call, layers, progress):
                 for k in range(len(layers)):
                     out[k, pairs] = score_batched(
-                        [vecs[cands[pair_cand[p]]][k] for p in pairs], [vecs[flat_refs[p]][k] for p in pairs],
+                        [vecs[call.cand_of(p)][k] for p in pairs], [vecs[call.flat_refs[p]][k] for p in pairs],
                         [cand_ids[pair_cand[p]] for p in pairs], [ref_ids[p] for p in pairs], weights,
                         pair_c_empty[pairs], r_empty[pairs])
         either_empty = pair_c_empty | r_empty
@@ -374,17 +409,18 @@ class Scorer:
                 table[(layer, on)] = (np.ascontiguousarray(out[k, :, j]), notes)
         return table
 
-    def _stats(self, layers, cands, flat_refs, pair_cand, groups, cand_tok, ref_tok, cand_best, ref_best
-               ) -> MatchStats:
+    def _stats(self, call: _Pairs, layers: Sequence[int], cand_best: Sequence[np.ndarray] = (),
+               ref_best: Sequence[np.ndarray] = ()) -> MatchStats:
+        """:class:`MatchStats` of a call's pairs at ``layers``, with their per-token maxima when given."""
         enc = self.encoder
-        return MatchStats(tuple(layers), tuple(cands), tuple(flat_refs), np.asarray(pair_cand, dtype=np.int64),
-                          tuple(groups), tuple(t.ids for t in cand_tok), tuple(t.ids for t in ref_tok),
-                          np.array([t.dropped for t in cand_tok], dtype=np.int64),
-                          np.array([t.dropped for t in ref_tok], dtype=np.int64),
+        return MatchStats(tuple(layers), tuple(call.cands), tuple(call.flat_refs),
+                          np.asarray(call.pair_cand, dtype=np.int64), tuple(call.groups),
+                          tuple(t.ids for t in call.cand_tok), tuple(t.ids for t in call.ref_tok),
+                          np.array([t.dropped for t in call.cand_tok], dtype=np.int64),
+                          np.array([t.dropped for t in call.ref_tok], dtype=np.int64),
                           tuple(cand_best), tuple(ref_best), enc.special_ids, unk_id(enc))
 
-    def _embedded_chunks(self, cands: list[str], flat_refs: list[str], pair_cand: list[int],
-                         layers: Sequence[int], progress: ProgressFn | None):
+    def _embedded_chunks(self, call: _Pairs, layers: Sequence[int], progress: ProgressFn | None):
         """Embed the pairs chunk by chunk (:data:`CHUNK_PAIRS` pairs): yields ``(pairs, vectors)`` where ``pairs``
         is an int64 array of pair indices and ``vectors`` maps each text of those pairs to its unit-vector tensors
         at ``layers`` (on the encoder's device). Progress counts distinct texts embedded, over the whole call, and
@@ -394,7 +430,8 @@ class Scorer:
         set arrive system after system): each reference is embedded once, whatever the cache's bound, instead of
         once per system when the cache cannot hold a whole system's texts."""
         enc = self.encoder
-        total = len(set(cands) | set(flat_refs))
+        cands, flat_refs, pair_cand = call.cands, call.flat_refs, call.pair_cand
+        total = call.distinct
         shown = [0]
 
         def report(value: int) -> None:
@@ -430,17 +467,14 @@ class Scorer:
         batches, with idf known before matching (the references are tokenized first); only ``(n_pairs, 3)``
         float64 comes back to the host, and the result equals ``result(match(...))`` (to about 1e-16)."""
         layer = self.layer
-        flat_refs, pair_cand, groups = _flatten_groups(groups_in)
-        cand_tok = self.encode(cands)
-        ref_tok = self.encode(flat_refs)
-        idf = self.idf_weights(flat_refs) if self.idf else None
+        call = self._pairs(cands, groups_in)
+        idf = self.idf_weights(call.flat_refs) if self.idf else None
         if idf is not None:
             self._last_idf = idf
-        table = self._pair_table(cands, flat_refs, pair_cand, cand_tok, ref_tok, (layer,), idf, not self.idf,
-                                 progress)
+        table = self._pair_table(call, (layer,), idf, not self.idf, progress)
         pair, notes = table[(layer, self.idf)]
-        stats = self._stats((layer,), cands, flat_refs, pair_cand, groups, cand_tok, ref_tok, (), ())
-        return self._result_from_pairs(stats, pair, notes, layer, self.idf, "auto")
+        scored = _PairScores(pair, notes, layer, self.idf)
+        return self._result_from_pairs(self._stats(call, (layer,)), scored, "auto")
 
     def result(self, stats: MatchStats, layer: int | None = None, idf: bool | None = None,
                baseline: np.ndarray | None | str = "auto", labels: Sequence[str] | None = None) -> ScoreResult:
@@ -467,15 +501,17 @@ class Scorer:
             if self._fixed_idf is None and self.idf_sentences is None:
                 self._last_idf = weights
         pair, notes = stats.pair_scores(layer, weights)
-        return self._result_from_pairs(stats, pair, notes, layer, idf, baseline, labels)
+        scored = _PairScores(pair, notes, layer, idf)
+        return self._result_from_pairs(stats, scored, baseline, labels)
 
-    def _result_from_pairs(self, stats: MatchStats, pair: np.ndarray, notes: dict, layer: int, idf: bool,
-                           baseline: np.ndarray | None | str, labels: Sequence[str] | None = None) -> ScoreResult:
+    def _result_from_pairs(self, stats: MatchStats, scored: _PairScores, baseline: np.ndarray | None | str,
+                           labels: Sequence[str] | None = None) -> ScoreResult:
         """Each candidate's maximum over its references, rescaling, warnings and signature, from the raw
         ``(n_pairs, 3)`` P/R/F of every pair (:meth:`result` and :meth:`score` share it)."""
+        layer, idf = scored.layer, scored.idf
         if isinstance(baseline, str):
             baseline = self.baseline_for(layer) if self.rescale_with_baseline else None
-        best, arg = best_of_references(pair, stats.groups)
+        best, arg = best_of_references(scored.scores, stats.groups)
         raw_p, raw_r, raw_f = best[:, 0], best[:, 1], best[:, 2]
         if baseline is not None:
             baseline = np.asarray(baseline, dtype=np.float64)
@@ -483,7 +519,7 @@ class Scorer:
             p, r, f = scaled[:, 0], scaled[:, 1], scaled[:, 2]
         else:
             p, r, f = raw_p, raw_r, raw_f
-        msgs = score_messages(stats, notes, idf, labels)
+        msgs = score_messages(stats, scored.notes, idf, labels)
         sig = Signature(self.spec.name, layer, idf, baseline is not None, self.custom_baseline,
                         self.precision, self.encoder.transformers_version, idf_source=self.idf_source if idf else "",
                         long_texts=self.long_texts)
@@ -533,7 +569,7 @@ class Scorer:
         """
         pair = explain_pair(self, candidate, reference)
         for m in pair.warnings:
-            if m.startswith("idf is degenerate"):  # a NaN recall must not pass unseen (README's first example did)
+            if m.startswith("idf is degenerate"):  # a NaN recall must not pass unseen
                 _warnings.warn(m, BertScoreWarning, stacklevel=2)
         return pair
 

@@ -22,9 +22,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import torch
+from torch.nn.utils.rnn import pad_sequence
 
 __all__ = ["normalize", "similarity", "greedy_maxima", "weighted_mean", "f1_score", "precision_recall_f1", "bertscore",
-           "multi_reference_max", "rescale", "pad_sequences"]
+           "multi_reference_max", "rescale", "pad_sequences", "NORM_EPS"]
+
+#: Smallest norm :func:`bertscore` divides by when it normalises: zero vectors (padding) stay zero, not NaN.
+NORM_EPS = 1e-12
 
 
 def normalize(emb: torch.Tensor, eps: float = 0.0) -> torch.Tensor:
@@ -156,8 +160,8 @@ def bertscore(cand: torch.Tensor, cand_mask: torch.Tensor, cand_weights: torch.T
         ``(P, R, F)`` each ``(b,)`` in the weights' dtype, and the maxima when asked.
     """
     if not normalized:
-        cand = normalize(cand, eps=1e-12)
-        ref = normalize(ref, eps=1e-12)
+        cand = normalize(cand, eps=NORM_EPS)
+        ref = normalize(ref, eps=NORM_EPS)
     sim = similarity(cand, ref)
     cand_best, ref_best = greedy_maxima(sim, cand_mask, ref_mask, temperature)
     p, r, f = precision_recall_f1(cand_best, ref_best, cand_weights, ref_weights, cand_empty, ref_empty, safe)
@@ -206,22 +210,32 @@ def rescale(values: torch.Tensor, baseline) -> torch.Tensor:
     return (values - b) / (1 - b)
 
 
-def pad_sequences(arrays: Sequence[torch.Tensor], value: float = 0.0, *, dtype: torch.dtype | None = None,
-                  device: torch.device | str | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Stack ``(n_i, ...)`` tensors into ``(b, max n_i, ...)`` padded with ``value``, and the ``(b, max n_i)`` mask.
+def pad_sequences(arrays: Sequence, value: float = 0.0, *, dtype: torch.dtype | None = None,
+                  device: torch.device | str | None = None, width: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """Stack ``(n_i, ...)`` rows into ``(b, max n_i, ...)`` padded with ``value``, and the ``(b, max n_i)`` bool mask
+    (True on each row's first ``n_i`` positions): the package's one padding helper (vectors, weights, token ids).
 
-    An empty list gives ``(0, 0)`` tensors (an empty batch is not an error): of ``dtype`` (default float32) on
-    ``device`` (default the CPU), as there is no tensor to take them from.
+    Args:
+        arrays: tensors, numpy arrays or lists of numbers (all of one dtype and trailing shape, on one device).
+        value: what padding positions hold (a token id for ids).
+        dtype: the rows converted to it (default: as they are; float32 for an empty batch).
+        device: where an empty batch's tensors are (default the CPU); rows stay where they are.
+        width: the narrowest result (1 keeps a batch of empty rows a valid model input).
+
+    An empty list gives ``(0, width)`` tensors (an empty batch is not an error). Differentiable with respect to
+    the rows.
     """
-    lengths = [int(a.shape[0]) for a in arrays]
-    if not arrays:
-        return (torch.zeros((0, 0), dtype=dtype or torch.float32, device=device),
-                torch.zeros((0, 0), dtype=torch.bool, device=device))
-    width = max(lengths)
-    first = arrays[0]
-    out = first.new_full((len(arrays), width) + tuple(first.shape[1:]), value)
-    mask = torch.zeros((len(arrays), width), dtype=torch.bool, device=first.device)
-    for i, a in enumerate(arrays):
-        out[i, : lengths[i]] = a
-        mask[i, : lengths[i]] = True
+    rows = [torch.as_tensor(a, dtype=dtype) for a in arrays]
+    lengths = [int(r.shape[0]) for r in rows]
+    longest = max([int(width)] + lengths)
+    if not rows:
+        return (torch.zeros((0, longest), dtype=dtype or torch.float32, device=device),
+                torch.zeros((0, longest), dtype=torch.bool, device=device))
+    out = pad_sequence(rows, batch_first=True, padding_value=value)
+    if out.shape[1] < longest:
+        first = rows[0]
+        extra = first.new_full((len(rows), longest - out.shape[1]) + tuple(first.shape[1:]), value)
+        out = torch.cat([out, extra], dim=1)
+    lens = torch.tensor(lengths, device=out.device)
+    mask = torch.arange(longest, device=out.device)[None, :] < lens[:, None]
     return out, mask

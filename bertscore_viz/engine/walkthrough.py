@@ -139,14 +139,6 @@ def _raw_norms(enc, id_lists: list[np.ndarray], layer: int) -> list[np.ndarray]:
     return out
 
 
-def _pad(arrays: list[np.ndarray], length: int, fill, dtype) -> np.ndarray:
-    out = np.full((len(arrays), length) + arrays[0].shape[1:], fill, dtype=dtype) if arrays else \
-        np.zeros((0, length), dtype=dtype)
-    for i, a in enumerate(arrays):
-        out[i, : len(a)] = a
-    return out
-
-
 def _checked_pairs(candidates, references, max_pairs: int = MAX_PAIRS) -> tuple[list[str], list[str]]:
     """The batch as candidates and one reference each, within ``max_pairs``."""
     cands, groups = normalize_inputs(candidates, references)
@@ -192,19 +184,22 @@ def compute(scorer, candidates, references, max_pairs: int = MAX_PAIRS) -> Walkt
     wvec = weight_vector(idf, special_ids, size)
     dtype = similarity_dtype(enc.device)
 
+    def padded(rows: list, fill, kind: torch.dtype) -> np.ndarray:
+        return tensor_ops.pad_sequences(rows, fill, dtype=kind)[0].numpy()
+
     def side(part: slice, texts: list[str]) -> dict:
         t_ids = [toks[i].ids for i in range(len(toks))[part]]
-        length = max(len(x) for x in t_ids)
+        ids, mask = tensor_ops.pad_sequences(t_ids, enc.pad_id, dtype=torch.long)
         empty, _ = side_flags(t_ids, wvec, special_ids)
         return {
             "texts": texts, "ids_list": t_ids,
             "tokens": [enc.tokenizer.convert_ids_to_tokens(x.tolist()) for x in t_ids],
-            "ids": _pad(t_ids, length, enc.pad_id, np.int64),
-            "mask": _pad([np.ones(len(x), bool) for x in t_ids], length, False, bool),
-            "special": _pad([enc.is_special(x) for x in t_ids], length, False, bool),
-            "norms": _pad([n for n in norms[part]], length, 0.0, np.float32),
-            "vectors": _pad([v[0].detach().float().cpu().numpy() for v in vecs[part]], length, 0.0, np.float32),
-            "weights": _pad([wvec[x] for x in t_ids], length, 0.0, np.float64),
+            "ids": ids.numpy(),
+            "mask": mask.numpy(),
+            "special": padded([enc.is_special(x) for x in t_ids], False, torch.bool),
+            "norms": padded(list(norms[part]), 0.0, torch.float32),
+            "vectors": padded([v[0].detach().float().cpu() for v in vecs[part]], 0.0, torch.float32),
+            "weights": padded([wvec[x] for x in t_ids], 0.0, torch.float64),
             "empty": empty,
             "cuts": tuple(tuple(enc.window_plan(len(x)).cut_points()) if len(x) > enc.max_length else ()
                           for x in t_ids),

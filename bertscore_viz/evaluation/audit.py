@@ -30,7 +30,6 @@ scored alone (the references repeated for the perturbed candidates would otherwi
 
 from __future__ import annotations
 
-import inspect
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -39,6 +38,7 @@ import numpy as np
 
 from bertscore_viz.engine.arguments import check_whole, normalize_inputs
 from bertscore_viz.engine.messages import WINDOW_HINT
+from bertscore_viz.engine.options import scorer_from
 from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.errors import InputError
 from bertscore_viz.evaluation.perturb import PERTURBATIONS, Corpus, Perturbation, find_perturbation, perturb_all
@@ -319,20 +319,6 @@ def perturb_candidates(candidates: Sequence[str], perturbations: Sequence[Pertur
     return {p.name: perturb_all(candidates, p, seed, corpus) for p in perturbations}
 
 
-def _scorer(scorer: Scorer | None, options: dict) -> Scorer:
-    if scorer is not None:
-        if options:
-            raise InputError(f"Give either a scorer or scoring options, not both (got a scorer and "
-                             f"{', '.join(sorted(options))}). Set the options on the scorer, or pass only them.")
-        return scorer
-    known = set(inspect.signature(Scorer).parameters)
-    unknown = sorted(set(options) - known)
-    if unknown:
-        raise InputError(f"Unknown scoring option(s): {', '.join(unknown)}. Expected Scorer's: "
-                         f"{', '.join(sorted(known))}.")
-    return Scorer(**options)
-
-
 def audit(candidates, references, *, scorer: Scorer | None = None,
           perturbations: Sequence[str | Perturbation] | str | None = None, layers: Sequence[int] | str | int = "all",
           seed: int = 0, lang: str | None = None, progress: Callable[[int, int], None] | None = None,
@@ -358,7 +344,7 @@ def audit(candidates, references, *, scorer: Scorer | None = None,
         InputError: unequal lengths, no candidates, unknown or unsuitable perturbations, bad options.
         ModelError: a layer the model does not have.
     """
-    scorer = _scorer(scorer, options)
+    scorer = scorer_from(scorer, options)
     cands, groups = normalize_inputs(candidates, references)
     if not cands:
         raise InputError("Nothing to audit: the candidates are empty. Give at least two segments (the unrelated "

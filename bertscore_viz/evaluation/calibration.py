@@ -34,12 +34,12 @@ from pathlib import Path
 import numpy as np
 
 from bertscore_viz.engine.arguments import check_whole
+from bertscore_viz.engine.options import ScoringOptions
 from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.errors import BaselineError, InputError, shorten
 from bertscore_viz.files.fileio import atomic_write_text
 from bertscore_viz.files.human_scores import parse_human_scores
 from bertscore_viz.locations import BASELINE_DIR, EXAMPLES_DIR
-from bertscore_viz.models.spec import resolve_model
 from bertscore_viz.rescaling.baseline_compute import (
     DEFAULT_MAX_WORDS,
     BaselineResult,
@@ -576,9 +576,7 @@ def compute_baseline_and_calibration(corpus: CorpusLines, model=None, lang: str 
     check_whole(seed, "seed", minimum=0)  # before the model loads
     check_whole(n_pairs, "the number of pairs", minimum=1, optional=True)
     if scorer is None:
-        spec = resolve_model(model)
-        scorer = Scorer(model=spec, layer=spec.default_layer if spec.default_layer is not None else 0,
-                        batch_size=batch_size, device=device)
+        scorer = ScoringOptions(model=model, batch_size=batch_size, device=device).for_every_layer().scorer()
     collector = PairCollector(scorer)
     result = compute_baseline(corpus, lang=lang, n_pairs=n_pairs, seed=seed, max_words=max_words,
                               progress=progress, block_pairs=block_pairs, scorer=scorer, run_blocks=collector)

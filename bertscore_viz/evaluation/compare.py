@@ -1,4 +1,5 @@
-"""Scoring several systems on one test set, and the tables behind the Compare page (pure, no Streamlit).
+"""Scoring several systems on one test set, and the numbers behind the Compare page (pure, no Streamlit; the
+page's tables of them: :mod:`bertscore_viz.figures.tables`).
 
 The model runs once per layer asked for: every system's outputs go into ONE :meth:`Scorer.match` call, so each
 reference (and each output two systems share) is embedded once. Only each pair's raw P/R/F is kept, without and
@@ -19,35 +20,25 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from bertscore_viz.engine.languages import baseline_language_message, dataset_languages
 from bertscore_viz.engine.results import ScoreResult
 from bertscore_viz.engine.scorer import MatchStats, Scorer
 from bertscore_viz.errors import BaselineError
-from bertscore_viz.evaluation.significance import (
-    DEFAULT_SAMPLES,
-    DEFAULT_SEED,
-    Significance,
-    analyse,
-    bootstrap_means,
-    describe,
-    percentile_ci,
-    rank_order,
-)
-from bertscore_viz.files.upload import Dataset
+from bertscore_viz.files.dataset import Dataset
+from bertscore_viz.stats.analysis import Significance, analyse
+from bertscore_viz.stats.paired import describe
+from bertscore_viz.stats.ranking import rank_order
+from bertscore_viz.stats.resampling import DEFAULT_SAMPLES, DEFAULT_SEED, bootstrap_means, percentile_ci
 
-if TYPE_CHECKING:  # annotations only: the tables take these objects, they never build them
+if TYPE_CHECKING:  # annotations only
     from bertscore_viz.evaluation.calibration import CalibrationReading
-    from bertscore_viz.evaluation.sacrebleu_metrics import SurfaceScores
 
 __all__ = [
-    "BAND_COLUMN", "Comparison", "ComparisonStats", "LENGTH_BUCKETS", "METRICS", "MIN_BUCKET_SEGMENTS",
-    "RANDOM_COLUMN", "add_layers", "baseline_language_note", "bucket_label", "calibration_readings", "dataset_key",
-    "diff_column", "empty_reference_note", "empty_reference_positions", "filter_segments", "headline",
-    "language_report", "length_buckets", "long_text_counts", "rank_table", "results_for", "score_dataset",
-    "segment_labels", "segment_table", "significance", "sort_by_difference", "system_table", "to_jsonable",
-    "versus_baseline_table", "without_segments",
+    "Comparison", "ComparisonStats", "LENGTH_BUCKETS", "LengthBucket", "METRICS", "MIN_BUCKET_SEGMENTS", "add_layers",
+    "baseline_language_note", "bucket_intervals", "bucket_label", "calibration_readings", "counted", "counted_mean",
+    "dataset_key", "empty_reference_note", "empty_reference_positions", "headline", "language_report",
+    "long_text_counts", "results_for", "score_dataset", "segment_labels", "significance", "without_segments",
 ]
 
 METRICS = ("P", "R", "F1")
@@ -141,6 +132,21 @@ def add_layers(scorer: Scorer, dataset: Dataset, cstats: ComparisonStats, layers
     return replace(cstats, pairs=cstats.pairs.with_table(more))
 
 
+def counted(scores) -> np.ndarray:
+    """The one rule for an undefined segment score (NaN precision or recall under degenerate idf, listed in the
+    warnings): it counts as 0, as bert-score counts an undefined F1, in every number about a system (its mean, rank,
+    interval, tests, clusters, the headline, the system and rank tables, the length buckets, the calibration
+    reading, power), so that one such segment cannot make a system's mean or every p value meaningless, and every
+    place shows the same mean. The segment table shows the segment's score as missing (NaN)."""
+    return np.nan_to_num(np.asarray(scores, dtype=np.float64), nan=0.0)
+
+
+def counted_mean(scores) -> float:
+    """The mean of :func:`counted` scores: a system's score; NaN for no segments (ranked last)."""
+    values = counted(scores)
+    return float(values.mean()) if len(values) else float("nan")
+
+
 @dataclass(frozen=True)
 class Comparison:
     """Every system's scores at one setting.
@@ -167,8 +173,17 @@ class Comparison:
         return str(next(iter(self.results.values())).signature)
 
     def scores(self, metric: str = "F1") -> dict[str, np.ndarray]:
+        """Every system's segment scores as scored (an undefined one is NaN: what the segment table shows)."""
         attr = {"P": "precision", "R": "recall", "F1": "f1"}[metric]
         return {k: getattr(v, attr) for k, v in self.results.items()}
+
+    def counted_scores(self, metric: str = "F1") -> dict[str, np.ndarray]:
+        """Every system's segment scores as every system-level number counts them (:func:`counted`: NaN is 0)."""
+        return {k: counted(v) for k, v in self.scores(metric).items()}
+
+    def means(self, metric: str = "F1") -> dict[str, float]:
+        """Every system's score on ``metric``: :func:`counted_mean` of its segment scores."""
+        return {k: counted_mean(v) for k, v in self.scores(metric).items()}
 
     def warnings(self) -> list[str]:
         """Each system's scoring warnings, ``"name: warning"``; a warning every system has (an empty reference
@@ -201,8 +216,7 @@ def results_for(scorer: Scorer, cstats: ComparisonStats, layer: int | None = Non
             note = str(exc)
     results = {name: scorer.result(stats, layer=layer, idf=idf, baseline=baseline, labels=labels)
                for name, stats in zip(cstats.systems, cstats.per_system)}
-    means = {k: float(np.mean(np.nan_to_num(v.f1, nan=0.0))) if len(v) else float("nan")
-             for k, v in results.items()}
+    means = {k: counted_mean(v.f1) for k, v in results.items()}
     results = {k: results[k] for k in rank_order(means)}
     return Comparison(results, layer, idf, baseline is not None, note)
 
@@ -227,52 +241,10 @@ def significance(comparison: Comparison, baseline: str | None = None, metric: st
     sacrebleu's 1,000 without correction, and under Holm as many as the number of systems needs
     (:func:`~bertscore_viz.evaluation.significance.resamples_for`).
 
-    Undefined segment scores (NaN precision or recall under degenerate idf, listed in the warnings) count as 0
-    here, as bert-score does for F1, so that one such segment cannot make every p value meaningless.
+    Undefined segment scores count as 0 (:func:`counted`).
     """
-    scores = {k: np.nan_to_num(v, nan=0.0) for k, v in comparison.scores(metric).items()}
-    return analyse(scores, baseline, metric, n_samples, seed, correction, progress=progress)
-
-
-#: Columns of the calibration in the system table.
-RANDOM_COLUMN = "Above random pairs (%)"
-BAND_COLUMN = "Typical of"
-
-
-def system_table(comparison: Comparison, sig: Significance, surface: SurfaceScores | None = None,
-                 readings: dict[str, CalibrationReading] | None = None):
-    """One row per system, best first: rank, cluster, pairwise wins, P, R, F1, the 95% interval of the metric
-    tested, best marked; with ``surface``, sacrebleu's corpus chrF, BLEU and TER; with ``readings`` (each system's
-    mean F1 on the calibration: :meth:`Calibration.reading`), its percentile among random pairs and the human band
-    it is typical of.
-
-    Returns:
-        pandas DataFrame with columns ``Rank, Cluster, Wins, System, Best, P, R, F1, <metric> CI low,
-        <metric> CI high``, then ``chrF, BLEU, TER`` (those scored), ``Above random pairs (%), Typical of``, and
-        ``Segments``, in the order of ``sig.systems`` (by score, ties in natural name order).
-    """
-
-    rows = []
-    for name in sig.systems:
-        res = comparison.results[name]
-        p, r, f = res.mean()
-        iv = sig.interval(name)
-        st_ = sig.standing(name)
-        row = {"System": name, "Cluster": st_.cluster, "Wins": st_.wins, "P": p, "R": r, "F1": f,
-               f"{sig.metric} CI low": iv.low, f"{sig.metric} CI high": iv.high}
-        for metric, scores in (surface.metrics if surface is not None else {}).items():
-            row[metric] = scores.corpus[name]
-        if readings is not None:
-            row[RANDOM_COLUMN] = readings[name].percentile_random
-            row[BAND_COLUMN] = readings[name].typical_band or "—"
-        rows.append(row | {"Segments": len(res)})
-    frame = pd.DataFrame(rows)
-    key = sig.metric
-    frame["Rank"] = frame[key].rank(ascending=False, method="min").astype(int)
-    best = frame[key].max()
-    frame["Best"] = np.where(frame[key] == best, "★ best", "")
-    cols = ["Rank", "Cluster", "Wins", "System", "Best", "P", "R", "F1", f"{key} CI low", f"{key} CI high"]
-    return frame[cols + [c for c in frame.columns if c not in cols]]
+    return analyse(comparison.counted_scores(metric), baseline, metric, n_samples, seed, correction,
+                   progress=progress)
 
 
 def calibration_readings(comparison: Comparison, calibration) -> dict[str, CalibrationReading]:
@@ -282,110 +254,8 @@ def calibration_readings(comparison: Comparison, calibration) -> dict[str, Calib
     Raises:
         BaselineError: the calibration does not cover the layer.
     """
-    return {name: calibration.reading(float(np.mean(np.nan_to_num(res.raw_f1, nan=0.0))), comparison.layer, "f1")
+    return {name: calibration.reading(counted_mean(res.raw_f1), comparison.layer, "f1")
             for name, res in comparison.results.items()}
-
-
-def versus_baseline_table(sigs: dict[str, Significance], baseline: str):
-    """Every metric's test of each system against one baseline system, side by side (sacrebleu's paired output):
-    per metric its score, the difference to the baseline and the pair's p (with Holm: adjusted).
-
-    Args:
-        sigs: ``{metric: Significance}`` over the same systems (e.g. F1 and sacrebleu's chrF, BLEU, TER).
-        baseline: a system of every analysis.
-
-    Returns:
-        DataFrame, one row per system in the order of the first analysis (the baseline first), columns ``System``
-        and per metric ``<m>``, ``<m> Δ``, ``<m> p`` (the baseline's Δ and p empty).
-    """
-    first = next(iter(sigs.values()))
-    order = [baseline] + [s for s in first.systems if s != baseline]
-    rows = []
-    for system in order:
-        row: dict[str, object] = {"System": system}
-        for metric, sig in sigs.items():
-            row[metric] = sig.interval(system).mean
-            paired = next((r for r in sig.rebase(baseline).versus_baseline if r.system == system), None)
-            row[f"{metric} Δ"] = None if paired is None else paired.difference
-            row[f"{metric} p"] = None if paired is None else paired.p
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def rank_table(comparison: Comparison, surface: SurfaceScores, metric: str = "chrF"):
-    """Where BERTScore-F1 and a sacrebleu metric rank the systems: ``System, F1, F1 rank, <metric>,
-    <metric> rank, Shift`` (shift = F1 rank - metric rank: positive when the metric puts the system higher), in
-    the F1 order. Ranks 1..k by score, ties in natural name order, as everywhere on the page."""
-    scores = surface.metrics[metric]
-    f1 = {s: float(np.mean(np.nan_to_num(v, nan=0.0))) for s, v in comparison.scores("F1").items()}
-    f1_rank = {s: i + 1 for i, s in enumerate(rank_order(f1))}
-    other = scores.ranks()
-    return pd.DataFrame([{"System": s, "F1": f1[s], "F1 rank": f1_rank[s], metric: scores.corpus[s],
-                          f"{metric} rank": other[s], "Shift": f1_rank[s] - other[s]} for s in rank_order(f1)])
-
-
-def _join_refs(refs: list[str]) -> str:
-    return refs[0] if len(refs) == 1 else " ‖ ".join(refs)
-
-
-def segment_table(dataset: Dataset, comparison: Comparison, with_pr: bool = False, with_outputs: bool = True,
-                  surface: SurfaceScores | None = None):
-    """One row per segment: id, row, reference(s), source, every system's F1 (and P, R), with ``surface``
-    sacrebleu's sentence chrF, BLEU and TER of every system (``chrF · name``), and the outputs.
-
-    Systems in rank order; the index is the segment's position in the dataset. Without a segment id column the
-    ids are the file's line numbers, so only "Row" is shown.
-    """
-
-    data: dict[str, object] = {"Segment": dataset.segment_ids, "Row": dataset.rows,
-                               "Reference": [_join_refs(r) for r in dataset.references]}
-    if [str(s) for s in dataset.segment_ids] == [str(r) for r in dataset.rows]:
-        del data["Segment"]
-    if dataset.sources is not None:
-        data["Source"] = dataset.sources
-    for name, res in comparison.results.items():
-        data[f"F1 · {name}"] = res.f1
-        if with_pr:
-            data[f"P · {name}"] = res.precision
-            data[f"R · {name}"] = res.recall
-    for metric, scores in (surface.metrics if surface is not None else {}).items():
-        for name in comparison.results:
-            data[f"{metric} · {name}"] = scores.sentence[name]
-    if with_outputs:
-        for name in comparison.results:
-            data[f"Output · {name}"] = dataset.systems[name]
-    return pd.DataFrame(data)
-
-
-def diff_column(a: str, b: str, metric: str = "F1") -> str:
-    return f"{metric} {a} − {b}"
-
-
-def sort_by_difference(frame, comparison: Comparison, a: str, b: str, metric: str = "F1"):
-    """The segment table with a column ``a - b`` of ``metric``, sorted where they differ most (|a - b| first).
-
-    The index stays the segment's position in the dataset (as in :func:`segment_table`), so a row picked in the
-    sorted table finds its segment.
-    """
-    scores = comparison.scores(metric)
-    out = frame.copy()
-    col = diff_column(a, b, metric)
-    diff = scores[a] - scores[b]
-    out.insert(3, col, diff[out.index.to_numpy()])
-    order = np.argsort(-np.abs(out[col].to_numpy()), kind="stable")
-    return out.iloc[order]
-
-
-def filter_segments(frame, query: str):
-    """Rows whose reference, source, outputs or segment id contain ``query`` (case-insensitive, plain text)."""
-    query = (query or "").strip().lower()
-    if not query:
-        return frame
-    cols = [c for c in frame.columns if c in ("Segment", "Reference", "Source") or c.startswith("Output · ")]
-    mask = np.zeros(len(frame), dtype=bool)
-    for c in cols:
-        mask |= frame[c].astype(str).str.lower().str.contains(query, regex=False).to_numpy()
-    return frame[mask]
 
 
 def bucket_label(low: int, high: int | None) -> str:
@@ -414,9 +284,26 @@ def _merged_buckets(counts: list[int], min_segments: int) -> list[list[int]]:
     return groups
 
 
-def length_buckets(dataset: Dataset, comparison: Comparison, metric: str = "F1",
-                   min_segments: int = MIN_BUCKET_SEGMENTS, n_samples: int = DEFAULT_SAMPLES,
-                   seed: int | None = DEFAULT_SEED):
+@dataclass(frozen=True)
+class LengthBucket:
+    """One system's mean score in one reference-length bucket, with its 95% bootstrap interval.
+
+    Attributes:
+        label: the bucket (``"11–20 words"``; merged ones ``"21–70 words"``); system: the system's name.
+        segments: segments in the bucket; mean, low, high: the mean score and its interval.
+    """
+
+    label: str
+    system: str
+    segments: int
+    mean: float
+    low: float
+    high: float
+
+
+def bucket_intervals(dataset: Dataset, comparison: Comparison, metric: str = "F1",
+                     min_segments: int = MIN_BUCKET_SEGMENTS, n_samples: int = DEFAULT_SAMPLES,
+                     seed: int | None = DEFAULT_SEED) -> list[LengthBucket]:
     """Mean score per system in each reference-length bucket (words of the first reference), with its 95%
     bootstrap interval (the page's: sacrebleu's resamples of the bucket's segments, the same for every system).
 
@@ -425,8 +312,8 @@ def length_buckets(dataset: Dataset, comparison: Comparison, metric: str = "F1",
     bound is one bucket.
 
     Returns:
-        DataFrame with columns ``Bucket, System, Segments, <metric>, CI low, CI high``, buckets in length order
-        (empty ones left out).
+        One :class:`LengthBucket` per bucket and system, buckets in length order (empty ones left out), systems in
+        the comparison's order (the page's table of them: :func:`bertscore_viz.figures.tables.length_buckets`).
     """
 
     lengths = np.array([len(r[0].split()) for r in dataset.references])
@@ -434,17 +321,16 @@ def length_buckets(dataset: Dataset, comparison: Comparison, metric: str = "F1",
     for low, high in LENGTH_BUCKETS:
         lo = 0 if low == 1 else low  # an empty reference (0 words) goes with the shortest
         masks.append((lengths >= lo) & ((lengths <= high) if high is not None else True))
-    scores = {k: np.nan_to_num(v, nan=0.0) for k, v in comparison.scores(metric).items()}
-    rows = []
+    scores = comparison.counted_scores(metric)
+    rows: list[LengthBucket] = []
     for group in _merged_buckets([int(m.sum()) for m in masks], min_segments):
         mask = np.logical_or.reduce([masks[i] for i in group])
         label = bucket_label(LENGTH_BUCKETS[group[0]][0], LENGTH_BUCKETS[group[-1]][1])
         resampled = bootstrap_means({name: s[mask] for name, s in scores.items()}, n_samples, seed)
         for name, s in scores.items():
             low, high = percentile_ci(resampled[name])
-            rows.append({"Bucket": label, "System": name, "Segments": int(mask.sum()),
-                         metric: float(np.mean(s[mask])), "CI low": low, "CI high": high})
-    return pd.DataFrame(rows, columns=["Bucket", "System", "Segments", metric, "CI low", "CI high"])
+            rows.append(LengthBucket(label, name, int(mask.sum()), float(np.mean(s[mask])), low, high))
+    return rows
 
 
 # --- empty references ----------------------------------------------------------------------------------------------
@@ -489,7 +375,7 @@ def headline(comparison: Comparison, sig: Significance) -> dict:
     The p of best vs runner-up is the pair's p in ``sig`` (its matrix: with Holm, adjusted over the k (k - 1) / 2
     pairs), the same p the Significance tab's sentences and matrix show for that pair; ``p_text`` names its
     family."""
-    means = {s: float(np.mean(v)) for s, v in comparison.scores(sig.metric).items()}
+    means = comparison.means(sig.metric)
     ranked = rank_order(means)
     best = ranked[0]
     iv = sig.interval(best)
@@ -505,41 +391,6 @@ def headline(comparison: Comparison, sig: Significance) -> dict:
                significant=bool(p < sig.alpha))
     out["sentence"] = describe(best, second, means[best], means[second], p, sig.metric, sig.alpha, sig.correction,
                                sig.family)
-    return out
-
-
-def to_jsonable(dataset: Dataset, comparison: Comparison, sig: Significance, with_segments: bool = True,
-                surface: SurfaceScores | None = None) -> dict:
-    """Everything on the page as one JSON-ready dict: settings, signature, systems, significance, segments,
-    problems of the input; with ``surface``, sacrebleu's corpus scores and signatures (``"sacrebleu"``) and each
-    segment's sentence scores."""
-    table = system_table(comparison, sig, surface)
-    out = {
-        "signature": comparison.signature,
-        "settings": {"layer": comparison.layer, "idf": comparison.idf, "rescaled": comparison.rescaled,
-                     "rescale_note": comparison.note},
-        "mapping": None if dataset.mapping is None else dataset.mapping.as_dict(),
-        "n_segments": dataset.n_segments,
-        "systems": table.to_dict(orient="records"),
-        "significance": sig.as_dict(),
-        "headline": headline(comparison, sig),
-        "warnings": comparison.warnings(),
-        "problems": [p.as_dict() for p in dataset.problems],
-    }
-    if surface is not None:
-        out["sacrebleu"] = {m: {"corpus": ms.corpus, "corpus_signature": ms.corpus_signature,
-                                "sentence_signature": ms.sentence_signature} for m, ms in surface.metrics.items()}
-        out["sacrebleu_skipped"] = surface.skipped
-    if with_segments:
-        out["segments"] = [
-            {"segment_id": sid, "row": row, "references": refs,
-             "source": None if dataset.sources is None else dataset.sources[i],
-             "systems": {name: {"output": dataset.systems[name][i], "precision": float(res.precision[i]),
-                                "recall": float(res.recall[i]), "f1": float(res.f1[i])}
-                         | ({m: float(ms.sentence[name][i]) for m, ms in surface.metrics.items()}
-                            if surface is not None else {})
-                         for name, res in comparison.results.items()}}
-            for i, (sid, row, refs) in enumerate(zip(dataset.segment_ids, dataset.rows, dataset.references))]
     return out
 
 

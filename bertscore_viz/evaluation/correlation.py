@@ -80,15 +80,15 @@ def correlation(x, y, statistic: str = "pearson") -> float:
     """One correlation as scipy computes it; NaN when undefined (fewer than 3 points, or a constant side).
 
     Raises:
-        ValueError: an unknown statistic, or ``x`` and ``y`` of different lengths.
+        InputError: an unknown statistic, or ``x`` and ``y`` of different lengths.
     """
 
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     if statistic not in STATISTICS:
-        raise ValueError(f"statistic must be one of {', '.join(STATISTICS)}, got {statistic!r}.")
+        raise InputError(f"statistic must be one of {', '.join(STATISTICS)}, got {statistic!r}.")
     if len(x) != len(y):
-        raise ValueError(f"x and y have {len(x)} and {len(y)} values; they must be paired.")
+        raise InputError(f"x and y have {len(x)} and {len(y)} values; they must be paired.")
     if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
         return math.nan
     with warnings.catch_warnings():
@@ -256,7 +256,7 @@ def usable_pairs(metrics: dict[str, np.ndarray], human) -> tuple[np.ndarray, lis
     """A mask of the pairs every metric and the human score have a finite value for, and the dropped ones.
 
     Raises:
-        ValueError: a metric with another number of values than ``human``.
+        InputError: a metric with another number of values than ``human``.
     """
     human = np.asarray(human, dtype=np.float64)
     keep = np.isfinite(human)
@@ -264,7 +264,7 @@ def usable_pairs(metrics: dict[str, np.ndarray], human) -> tuple[np.ndarray, lis
     for name, values in metrics.items():
         values = np.asarray(values, dtype=np.float64)
         if values.shape != human.shape:
-            raise ValueError(f"{name} has {values.shape[0]} values for {human.shape[0]} human scores.")
+            raise InputError(f"{name} has {values.shape[0]} values for {human.shape[0]} human scores.")
         bad = keep & ~np.isfinite(values)
         dropped += [(int(i), f"{name} is undefined for this pair") for i in np.flatnonzero(bad)]
         keep &= np.isfinite(values)
@@ -436,11 +436,11 @@ def agreement(metrics: dict[str, np.ndarray], human, systems=None, n_samples: in
         :class:`Agreement`.
 
     Raises:
-        ValueError: an unknown ``primary``, or arrays of different lengths; InputError: ``n_samples`` negative,
+        InputError: an unknown ``primary``, or arrays of different lengths; ``n_samples`` negative,
             not a whole number or above MAX_RESAMPLES.
     """
     if primary not in STATISTICS:
-        raise ValueError(f"primary must be one of {', '.join(STATISTICS)}, got {primary!r}.")
+        raise InputError(f"primary must be one of {', '.join(STATISTICS)}, got {primary!r}.")
     n_samples = check_resamples(n_samples)
     keep, dropped = usable_pairs(metrics, human)
     names = list(metrics)

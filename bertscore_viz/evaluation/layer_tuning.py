@@ -24,13 +24,12 @@ from pathlib import Path
 
 import numpy as np
 
-from bertscore_viz.engine.scorer import Scorer
+from bertscore_viz.engine.options import ScoringOptions
 from bertscore_viz.errors import InputError
 from bertscore_viz.evaluation.human_agreement import layer_correlations, layer_scores, sentence_metric_scores
 from bertscore_viz.files.fileio import atomic_write_many, read_tsv_field, terminal_safe, tsv_field
 from bertscore_viz.locations import BASELINE_DIR
 from bertscore_viz.models.catalog import model_source_record
-from bertscore_viz.models.spec import resolve_model
 from bertscore_viz.versions import __version__, package_version
 
 __all__ = ["PREFIX", "BLEU_ROW", "ProgressFn", "DASet", "LayerTable", "parse_layer_tsv", "find_lps", "read_da",
@@ -216,9 +215,7 @@ def tune_layers(data: str | Path | list[DASet], model=None, idf: bool = False, b
 
     sets = read_da(data) if not isinstance(data, list) else data
     if scorer is None:
-        spec = resolve_model(model)
-        scorer = Scorer(model=spec, layer=spec.default_layer if spec.default_layer is not None else 0,
-                        batch_size=batch_size, device=device)
+        scorer = ScoringOptions(model=model, batch_size=batch_size, device=device).for_every_layer().scorer()
     if scorer.idf != idf:  # idf weights from each language pair's references, as the pass computes them
         scorer = scorer.replace(idf=idf)
     table = LayerTable(scorer.spec.name, [s.lp for s in sets], idf, provenance=_provenance(sets, scorer, idf, bleu))

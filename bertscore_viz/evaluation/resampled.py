@@ -35,6 +35,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from bertscore_viz.errors import InputError
+
 __all__ = ["DENSE_KENDALL_POINTS", "STATISTICS", "Ties", "block_size", "counts_of", "resampled_correlations",
            "matmul", "rowwise_kendall", "rowwise_pearson", "tie_groups"]
 
@@ -340,11 +342,11 @@ def resampled_correlations(counts: np.ndarray, metrics, human, statistics=STATIS
         ``{statistic: (k, m) values}``; NaN for a resample in which one side takes a single value.
 
     Raises:
-        ValueError: an unknown statistic.
+        InputError: an unknown statistic.
     """
     unknown = set(statistics) - set(STATISTICS)
     if unknown:
-        raise ValueError(f"statistics must be among {', '.join(STATISTICS)}, got {sorted(unknown)}.")
+        raise InputError(f"statistics must be among {', '.join(STATISTICS)}, got {sorted(unknown)}.")
     xs = np.atleast_2d(np.asarray(metrics, dtype=np.float64))
     y = np.asarray(human, dtype=np.float64)
     counts = np.ascontiguousarray(counts, dtype=np.float32)

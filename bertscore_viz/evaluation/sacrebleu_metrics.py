@@ -16,17 +16,19 @@ Several references per segment go to sacrebleu as reference streams, a segment w
 as it is: sacrebleu scores the segment 0 (TER 100); in corpus chrF such a segment adds nothing to the statistics.
 
 **Significance** (:func:`resampled_scores`, :func:`metric_significance`): sacrebleu's paired bootstrap
-(``sacrebleu --paired-bs``: ``significance._paired_bs_test``): resamples
-``numpy.random.default_rng(12345).choice(n, size=(1000, n))``; in each, a system's statistics of the drawn
-segments (float32) are summed and the corpus score recomputed (``Metric._compute_score_from_stats``); the p of a
-pair is sacrebleu's ``(c + 1) / (n + 1)`` over the centred absolute differences, the interval its ``n // 40``
-indices. sacrebleu draws the same resamples for every system (one seed), so one pass over each system's resamples
-serves every pair, not only the pairs with sacrebleu's baseline: the p of a system against the baseline is the p
-``PairedTest(..., test_type="bs")`` gives (pinned by the tests), and every other pair's is the p sacrebleu would
-give with that pair's baseline. The resamples are drawn in blocks (:func:`significance.resample_indices`) and each
-resample's statistics summed on its own, so memory does not grow with resamples x segments, which sacrebleu's one
-``stats[idxs]`` array does. As :mod:`bertscore_viz.evaluation.significance` does for BERTScore, a pair of systems
-with identical outputs, or one segment, gets ``p = 1`` (sacrebleu: ``1 / (n + 1)``).
+(``sacrebleu --paired-bs``: ``significance._paired_bs_test``), computed by :mod:`bertscore_viz.stats` from the
+statistics (:func:`~bertscore_viz.stats.resampling.resampled_corpus_scores`): resamples
+``numpy.random.default_rng(DEFAULT_SEED).choice(n, size=(1000, n))`` (sacrebleu's seed, 12345); in each, a system's
+statistics of the drawn segments (float32) are summed and the corpus score recomputed
+(``Metric._compute_score_from_stats``); the p of a pair is sacrebleu's ``(c + 1) / (n + 1)`` over the centred
+absolute differences, the interval its ``n // 40`` indices. sacrebleu draws the same resamples for every system (one
+seed), so one pass over each system's resamples serves every pair, not only the pairs with sacrebleu's baseline: the
+p of a system against the baseline is the p ``PairedTest(..., test_type="bs")`` gives (pinned by the tests), and
+every other pair's is the p sacrebleu would give with that pair's baseline. The resamples are drawn in blocks
+(:func:`~bertscore_viz.stats.resampling.resample_indices`) and each resample's statistics summed on its own, so
+memory does not grow with resamples x segments, which sacrebleu's one ``stats[idxs]`` array does. As
+:mod:`bertscore_viz.stats.analysis` does for BERTScore, a pair of systems with identical outputs, or one segment,
+gets ``p = 1`` (sacrebleu: ``1 / (n + 1)``).
 
 **Bounds.** chrF and BLEU cost about 1 ms an output of 70 words; TER's shift search grows with about the cube of
 the length (6 ms at 20 words, 0.3 s at 75, 3 s at 150). :func:`plan` leaves out a metric over :data:`MAX_OUTPUTS`
@@ -45,14 +47,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from sacrebleu.metrics import BLEU, CHRF, TER
 
-from bertscore_viz.evaluation.significance import (
-    DEFAULT_SAMPLES,
-    DEFAULT_SEED,
-    Significance,
-    analyse_resampled,
-    rank_order,
-    resample_indices,
-)
+from bertscore_viz.errors import InputError
+from bertscore_viz.stats.analysis import Significance, analyse_resampled
+from bertscore_viz.stats.ranking import rank_order
+from bertscore_viz.stats.resampling import DEFAULT_SAMPLES, DEFAULT_SEED, resampled_corpus_scores
 
 __all__ = [
     "COST_PER_OUTPUT", "HIGHER_IS_BETTER", "MAX_OUTPUTS", "METRICS", "MetricScores", "SurfaceScores",
@@ -292,15 +290,15 @@ def plan(systems: Mapping[str, Sequence[str]], references: Sequence[Sequence[str
     ``bound_name`` says whose bound it is in the reason (``"this server's 300 s (server setting ...)"``).
 
     Raises:
-        ValueError: an unknown metric, or a system whose number of outputs is not the number of segments.
+        InputError: an unknown metric, or a system whose number of outputs is not the number of segments.
     """
     unknown = [m for m in metrics if m not in METRICS]
     if unknown:
-        raise ValueError(f"Unknown metric(s) {unknown}; choose from {list(METRICS)}.")
+        raise InputError(f"Unknown metric(s) {unknown}; choose from {list(METRICS)}.")
     n = len(references)
     wrong = {s: len(v) for s, v in systems.items() if len(v) != n}
     if wrong:
-        raise ValueError(f"Every system needs one output per segment ({n}); got {wrong}.")
+        raise InputError(f"Every system needs one output per segment ({n}); got {wrong}.")
     bounds = dict(MAX_OUTPUTS if max_outputs is None else max_outputs)
     outputs = n * len(systems)
     todo, skipped, cost = [], {}, {}
@@ -350,7 +348,7 @@ def surface_scores(systems: Mapping[str, Sequence[str]], references: Sequence[Se
         :class:`SurfaceScores`.
 
     Raises:
-        ValueError: an unknown metric, or a system whose number of outputs is not the number of segments.
+        InputError: an unknown metric, or a system whose number of outputs is not the number of segments.
     """
     todo, skipped, _ = plan(systems, references, metrics, max_outputs, max_seconds)
     n = len(references)
@@ -371,32 +369,22 @@ def resampled_scores(scores: MetricScores, n_samples: int = DEFAULT_SAMPLES, see
 
     Args:
         scores: one metric's :class:`MetricScores`.
-        n_samples: resamples; seed: sacrebleu's (12345).
+        n_samples: resamples; seed: sacrebleu's (:data:`DEFAULT_SEED`).
         progress: ``progress(done, total)`` in resampled scores (systems x resamples).
 
     Returns:
         ``{system: (n_samples,) float64}``.
     """
     metric = corpus_metric(scores.name)
-    stats = scores.statistics
-    n = len(next(iter(stats.values())))
-    out = {s: np.empty(n_samples, dtype=np.float64) for s in stats}
-    total = n_samples * len(stats)
-    for start, stop, idx in resample_indices(n, n_samples, seed):
-        for k, (system, values) in enumerate(stats.items()):
-            column = out[system]
-            for r, rows in enumerate(idx):
-                column[start + r] = metric._compute_score_from_stats(values[rows].sum(0)).score
-            if progress is not None:
-                progress(start * len(stats) + (k + 1) * (stop - start), total)
-    return out
+    return resampled_corpus_scores(scores.statistics, lambda v: metric._compute_score_from_stats(v).score,
+                                   n_samples, seed, progress)
 
 
 def metric_significance(surface: SurfaceScores, name: str, samples: Mapping[str, np.ndarray],
                         baseline: str | None = None, correction: str | None = None, alpha: float = 0.05,
                         seed: int | None = DEFAULT_SEED) -> Significance:
     """Intervals, paired tests, Holm and clusters of one metric's corpus scores from their resampled scores
-    (:func:`resampled_scores`), as :func:`bertscore_viz.evaluation.significance.analyse` gives them for
+    (:func:`resampled_scores`), as :func:`bertscore_viz.stats.analysis.analyse` gives them for
     BERTScore."""
     scores = surface.metrics[name]
     return analyse_resampled(scores.corpus, dict(samples), name, baseline, surface.n_segments, surface.identical,

@@ -60,7 +60,7 @@ def palette(n: int) -> list[str]:
 
 def bucket_figure(buckets, metric: str = "F1"):
     """Mean score per reference-length bucket, one line per system, with the 95% bootstrap interval of each mean as
-    error bars when ``buckets`` has ``CI low``/``CI high`` (:func:`bertscore_viz.evaluation.compare.length_buckets`);
+    error bars when ``buckets`` has ``CI low``/``CI high`` (:func:`bertscore_viz.figures.tables.length_buckets`);
     each bucket's size in its label. The legend stands at the right, clear of the title."""
 
     fig = go.Figure()
@@ -96,7 +96,7 @@ def rank_figure(ranks, metric: str = "chrF"):
     ranked differently drawn in :data:`MOVED_COLOUR`, the others grey.
 
     Args:
-        ranks: :func:`bertscore_viz.evaluation.compare.rank_table` (``System, F1 rank, <metric> rank, Shift``...).
+        ranks: :func:`bertscore_viz.figures.tables.rank_table` (``System, F1 rank, <metric> rank, Shift``...).
     """
     fig = go.Figure()
     k = len(ranks)

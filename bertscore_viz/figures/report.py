@@ -43,7 +43,7 @@ from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.errors import BertScoreVizError, InputError
 from bertscore_viz.evaluation import compare
 from bertscore_viz.evaluation.significance import Significance, format_p
-from bertscore_viz.figures import compare_plots, plots
+from bertscore_viz.figures import compare_plots, plots, tables
 from bertscore_viz.versions import __version__
 
 __all__ = ["DEFAULT_SEGMENTS", "MAX_SEGMENTS", "DEFAULT_MAX_BYTES", "FIGURE_WIDTH", "WHOLE_TOKENS", "OVERVIEW_CELLS",
@@ -244,7 +244,7 @@ def _answer(comparison: compare.Comparison, sig: Significance) -> str:
 
 
 def _systems(comparison: compare.Comparison, sig: Significance) -> str:
-    frame = compare.system_table(comparison, sig)
+    frame = tables.system_table(comparison, sig)
     cols = list(frame.columns)
     numeric = {i for i, c in enumerate(cols) if c not in ("System", "Best")}
     rows = [[r[c] for c in cols] for r in frame.to_dict(orient="records")]
@@ -298,7 +298,7 @@ def _charts(ds, comparison: compare.Comparison, metric: str, pair, fig: _Figures
     k = len(comparison.results)
     points = max(200, min(compare_plots.MAX_POINTS, CHART_VALUES // max(1, k)))
     charts = [compare_plots.distribution_figure(comparison, metric, max_points=points),
-              compare_plots.bucket_figure(compare.length_buckets(ds, comparison, metric), metric)]
+              compare_plots.bucket_figure(tables.length_buckets(ds, comparison, metric), metric)]
     if pair is not None:
         ids = [_cut(s, _ID_CHARS) for s in ds.segment_ids]
         charts.append(compare_plots.scatter_figure(comparison, pair[0], pair[1], ids, metric))
@@ -398,7 +398,7 @@ def build_report(dataset, comparison: compare.Comparison, sig: Significance, *,
     """The self-contained HTML report of a comparison (see the module's docstring for what it holds and its bound).
 
     Args:
-        dataset: the :class:`~bertscore_viz.files.upload.Dataset` scored (outputs, references, sources, ids, rows).
+        dataset: the :class:`~bertscore_viz.files.dataset.Dataset` scored (outputs, references, sources, ids, rows).
         comparison: its scores (:func:`bertscore_viz.evaluation.compare.results_for`).
         sig: the analysis shown (:func:`bertscore_viz.evaluation.compare.significance`, rebased as wanted): its
             metric, baseline and correction.
@@ -484,10 +484,8 @@ def scorer_explainer(scorer: Scorer, dataset, comparison: compare.Comparison) ->
     model (its loaded encoder) at the comparison's layer, idf from every reference of the dataset (as the scores
     were computed) and rescaling when the comparison is rescaled (the scorer's baseline)."""
     idf_sentences = [r for group in dataset.references for r in group] if comparison.idf else None
-    sc = Scorer(model=scorer.spec, layer=comparison.layer, idf=comparison.idf, idf_sentences=idf_sentences,
-                rescale_with_baseline=comparison.rescaled, lang=scorer.lang, baseline_path=scorer.baseline_path,
-                baseline_table=scorer.baseline_table, batch_size=scorer.batch_size, encoder=scorer.encoder,
-                long_texts=scorer.long_texts)
+    sc = scorer.replace(layer=comparison.layer, idf=comparison.idf, idf_sentences=idf_sentences,
+                        rescale_with_baseline=comparison.rescaled, idf_weights=None, guard=None)
 
     def explain(candidate: str, references: list[str]):
         refs = list(references)

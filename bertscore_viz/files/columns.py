@@ -25,12 +25,15 @@ All patterns here are anchored alternations of literals without nested repetitio
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from bertscore_viz.errors import InputError
 from bertscore_viz.files.tables import Problem, Table
 
 __all__ = ["ColumnMapping", "Guess", "Detection", "HUMAN_RE", "detect_columns", "detect_mapping",
-           "human_score_columns", "mapping_line", "check_mapping", "header_problems", "NUMBER_SAMPLE_ROWS"]
+           "human_score_columns", "mapping_line", "check_mapping", "header_problems", "NUMBER_SAMPLE_ROWS",
+           "mapping_from_args"]
 
 _SEP = r"[ _\-.]?"
 _REF_DOC = re.compile(rf"^references?({_SEP}\d+)?$", re.I)
@@ -343,3 +346,25 @@ def header_problems(columns: tuple[str, ...]) -> tuple[list[str], list[int], lis
                                     "warning"))
         lowered.setdefault(key, c)
     return out, positions, problems
+
+
+def mapping_from_args(reference: Sequence[str] | None = None, candidate: str | None = None,
+                      system: str | None = None, systems: Sequence[str] | None = None, source: str | None = None,
+                      segment_id: str | None = None) -> ColumnMapping | None:
+    """A column mapping from explicit column names (None when nothing is given: detected from the header).
+
+    ``candidate`` without ``system`` is the plain layout: one system named after the candidate column.
+    """
+    if not (reference or candidate or system or systems or source or segment_id):
+        return None
+    if not reference:
+        raise InputError("Name the reference column(s) too (--reference-column) when giving columns explicitly.")
+    if system:
+        if not candidate:
+            raise InputError("The long layout needs --candidate-column next to --system-column.")
+        return ColumnMapping("long", tuple(reference), (), system, candidate, source, segment_id)
+    cols = tuple(systems or ()) + ((candidate,) if candidate else ())
+    if not cols:
+        raise InputError("Name the system output column(s): --system-columns (wide layout), --candidate-column (one "
+                         "system) or --system-column with --candidate-column (long layout).")
+    return ColumnMapping("wide", tuple(reference), cols, None, None, source, segment_id)

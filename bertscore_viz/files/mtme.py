@@ -28,10 +28,11 @@ from pathlib import Path
 import numpy as np
 
 from bertscore_viz.errors import InputError, shorten
+from bertscore_viz.files.dataset import Dataset
 from bertscore_viz.files.fileio import atomic_write_many
 from bertscore_viz.files.human_scores import HumanScored
+from bertscore_viz.files.tables import Problem
 from bertscore_viz.files.textfile import decode_text
-from bertscore_viz.files.upload import Dataset, Problem
 
 __all__ = [
     "LEVELS", "NO_TRANSLATION", "METRIC_NAME", "MAX_MEMBER_BYTES", "MtmeSource", "EvalSet", "open_mtme",
@@ -230,7 +231,7 @@ class EvalSet:
 
     def dataset(self, reference: str | Sequence[str], systems: Sequence[str] | None = None,
                 include_human: bool = True) -> Dataset:
-        """The Compare page's :class:`~bertscore_viz.files.upload.Dataset`: every scored system's outputs against
+        """The Compare page's :class:`~bertscore_viz.files.dataset.Dataset`: every scored system's outputs against
         the chosen reference(s) (several names: several references per segment, bert-score's maximum).
 
         Segment ids are line numbers (from 1), as are rows; missing outputs are listed as warnings.

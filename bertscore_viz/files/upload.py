@@ -23,7 +23,7 @@ line) holds no data and is skipped without a problem. docs/INPUTS.md lists the n
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from bertscore_viz.files.columns import (
     HUMAN_RE,
@@ -36,6 +36,7 @@ from bertscore_viz.files.columns import (
     human_score_columns,
     mapping_line,
 )
+from bertscore_viz.files.dataset import EMPTY_SCORE, EMPTY_SKIP, Dataset
 from bertscore_viz.files.limits import (
     MAX_BYTES,
     MAX_CELL_CHARS,
@@ -52,53 +53,6 @@ __all__ = ["Dataset", "Problem", "Table", "JsonValue", "ColumnMapping", "Guess",
            "MAX_BYTES", "MAX_ROWS", "MAX_CELL_CHARS", "MAX_COLUMNS", "MAX_CELLS", "MAX_SYSTEMS", "MAX_PAIRS",
            "HUMAN_RE", "decode", "sniff_delimiter", "read_table", "detect_mapping", "detect_columns", "mapping_line",
            "human_score_columns", "parse_upload", "build_dataset", "describe_size", "content_key", "text_problem"]
-
-EMPTY_SCORE = "score"  # empty cells are scored as empty text (0, with a warning)
-EMPTY_SKIP = "skip"  # segments with an empty cell are left out for every system
-
-
-@dataclass(frozen=True)
-class Dataset:
-    """Segments ready to score: every system's output for the same segments, against the same references.
-
-    Attributes:
-        systems: ``{name: [output per segment]}`` in file order.
-        references: one list of reference strings per segment.
-        sources: one source per segment, or None without a source column.
-        segment_ids: one id per segment (the ``segment_id`` column, else the row number).
-        rows: the row number each segment came from (wide) or of its first row (long).
-        problems: everything found wrong, errors and warnings (guessed column roles are warnings on row 1).
-        mapping: the column mapping used (None when the file could not be read).
-    """
-
-    systems: dict[str, list[str]]
-    references: list[list[str]]
-    sources: list[str] | None
-    segment_ids: list[str]
-    rows: list[int]
-    problems: list[Problem] = field(default_factory=list)
-    mapping: ColumnMapping | None = None
-
-    @property
-    def n_segments(self) -> int:
-        return len(self.references)
-
-    @property
-    def system_names(self) -> list[str]:
-        return list(self.systems)
-
-    @property
-    def ok(self) -> bool:
-        """Something can be scored: at least one system and one segment."""
-        return bool(self.systems) and self.n_segments > 0
-
-    @property
-    def errors(self) -> list[Problem]:
-        return [p for p in self.problems if p.severity == "error"]
-
-    @property
-    def warnings(self) -> list[Problem]:
-        return [p for p in self.problems if p.severity == "warning"]
 
 
 def _empty_dataset(problems: list[Problem], mapping: ColumnMapping | None = None) -> Dataset:

@@ -34,6 +34,7 @@ import numpy as np
 import torch
 
 from bertscore_viz.engine.arguments import check_texts
+from bertscore_viz.engine.options import ScoringOptions
 from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.errors import InputError, ModelError, shorten
 from bertscore_viz.integrations import missing_package
@@ -119,11 +120,11 @@ class BERTScore(Metric):
         self.embedding_device = None if device is None else str(device)
         self.verbose, self.return_hash = verbose, return_hash
         self.num_threads, self.truncation = num_threads, truncation  # accepted for torchmetrics' callers; no effect
-        self._options = dict(model=self.model_name_or_path, layer=num_layers, idf=idf,
-                             rescale_with_baseline=rescale_with_baseline, lang=lang, baseline_path=baseline_path,
-                             batch_size=batch_size, device=self.embedding_device, long_texts=long_texts,
-                             precision=precision)
-        self._scorer = Scorer(**self._options)  # checks every option now, before any data
+        self._options = ScoringOptions(model=self.model_name_or_path, layer=num_layers, idf=idf,
+                                       rescale_with_baseline=rescale_with_baseline, lang=lang,
+                                       baseline_path=baseline_path, batch_size=batch_size,
+                                       device=self.embedding_device, long_texts=long_texts, precision=precision)
+        self._scorer = self._options.scorer()  # checks every option now, before any data
         encoder = self._scorer.encoder  # loads the model (once per process) and checks the layer against it
         if max_length is not None and max_length != encoder.max_length:
             raise ModelError(f"max_length={max_length} differs from the maximum of {self._scorer.spec.name} "
@@ -137,7 +138,7 @@ class BERTScore(Metric):
     def scorer(self) -> Scorer:
         """The engine's scorer of these settings (made again after unpickling; the model is cached per process)."""
         if getattr(self, "_scorer", None) is None:
-            self._scorer = Scorer(**self._options)
+            self._scorer = self._options.scorer()
         return self._scorer
 
     def __getstate__(self) -> dict:

@@ -38,14 +38,14 @@ import numpy as np
 import torch
 
 from bertscore_viz.engine import tensor_ops as ops
+from bertscore_viz.engine.devices import precision_dtype
 from bertscore_viz.engine.encoder import (
     layer_states,
     model_through_layer,
-    pad_rows,
     windowed_layer_states,
 )
 from bertscore_viz.engine.idf import IdfWeights, compute_idf
-from bertscore_viz.engine.scorer import Scorer
+from bertscore_viz.engine.options import ScoringOptions
 from bertscore_viz.engine.tokenizer import special_layout
 from bertscore_viz.errors import InputError, ModelError, shorten
 from bertscore_viz.loss.inputs import (
@@ -144,10 +144,10 @@ class BERTScoreLoss(torch.nn.Module):
 
         check_options(metric, reduction, temperature, dtype, precision, batch_size, token_budget)
         # The scorer's model is the shared fp32 one: reduced precision is applied by autocast in _hidden.
-        self.scorer = Scorer(model=model, layer=layer, idf=idf, idf_sentences=idf_sentences,
-                             rescale_with_baseline=rescale_with_baseline, lang=lang, baseline_path=baseline_path,
-                             device=device, batch_size=batch_size, token_budget=token_budget,
-                             baseline_table=baseline_table, long_texts=long_texts)
+        options = ScoringOptions(model=model, layer=layer, idf=idf, rescale_with_baseline=rescale_with_baseline,
+                                 lang=lang, baseline_path=baseline_path, device=device, batch_size=batch_size,
+                                 token_budget=token_budget, long_texts=long_texts)
+        self.scorer = options.scorer(idf_sentences=idf_sentences, baseline_table=baseline_table)
         self.long_texts = self.scorer.long_texts
         enc = self.scorer.encoder  # loads the model (or reuses the process-wide one) and checks the layer
         if precision == "fp16" and not enc.device.startswith("cuda"):
@@ -297,8 +297,8 @@ class BERTScoreLoss(torch.nn.Module):
         toks = self.scorer.encode(list(texts))
         a, z = len(self._prefix), len(self._suffix)
         rows = [t.ids[a:len(t.ids) - z] if self.add_special_tokens else t.ids for t in toks]
-        ids, mask = pad_rows(rows, self.encoder.pad_id, min_width=1)
-        return ids.to(self.device), mask.to(self.device)
+        ids, mask = ops.pad_sequences(rows, self.encoder.pad_id, dtype=torch.long, width=1)
+        return ids.to(self.device), mask.long().to(self.device)
 
     def _weight_vector(self, ref_ids: list[np.ndarray]) -> torch.Tensor:
         """``(V,)`` weight of every vocabulary id: idf (as the Scorer computes it) or 1, and 0 for specials."""
@@ -321,7 +321,7 @@ class BERTScoreLoss(torch.nn.Module):
     def _hidden(self, input_ids=None, inputs_embeds=None, attention_mask=None) -> torch.Tensor:
         """Unit token vectors at the scorer's layer, ``(b, t, H)``."""
         width = (input_ids if input_ids is not None else inputs_embeds).shape[1]
-        reduced = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(self.precision)
+        reduced = None if self.precision == "fp32" else precision_dtype(self.precision)
         if width <= self.encoder.max_length:
             hidden = layer_states(self._net, self.layer, input_ids=input_ids, inputs_embeds=inputs_embeds,
                                   attention_mask=attention_mask, autocast=reduced)
@@ -394,9 +394,9 @@ class BERTScoreLoss(torch.nn.Module):
                 chunk = keys[start:start + n]
                 start += n
                 rows = [ids[todo[k][0]] for k in chunk]
-                batch, mask = pad_rows(rows, self.encoder.pad_id)
+                batch, mask = ops.pad_sequences(rows, self.encoder.pad_id, dtype=torch.long)
                 with torch.set_grad_enabled(self.train_scorer and torch.is_grad_enabled()):
-                    hidden = self._hidden(input_ids=batch.to(self.device), attention_mask=mask.to(self.device))
+                    hidden = self._hidden(input_ids=batch.to(self.device), attention_mask=mask.long().to(self.device))
                 for key, r, h in zip(chunk, rows, hidden):
                     vec = h[:len(r)]
                     if not self.train_scorer:

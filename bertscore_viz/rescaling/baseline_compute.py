@@ -32,13 +32,13 @@ import numpy as np
 
 from bertscore_viz.engine.arguments import check_whole
 from bertscore_viz.engine.baseline import BaselineTable, parse_baseline
-from bertscore_viz.engine.scorer import CHUNK_PAIRS, Scorer
+from bertscore_viz.engine.options import ScoringOptions
+from bertscore_viz.engine.scorer import CHUNK_PAIRS
 from bertscore_viz.errors import InputError
 from bertscore_viz.files.fileio import atomic_write_many
 from bertscore_viz.files.textfile import decode_text, read_bytes, split_lines
 from bertscore_viz.locations import EXAMPLES_DIR
 from bertscore_viz.models.catalog import model_source_record
-from bertscore_viz.models.spec import resolve_model
 from bertscore_viz.versions import __version__, package_version
 
 __all__ = ["MAX_DEFAULT_PAIRS", "MAX_PAIRS", "DEFAULT_MAX_WORDS", "ProgressFn", "CorpusLines", "BaselineResult",
@@ -343,9 +343,7 @@ def compute_baseline(corpus: CorpusLines, model=None, lang: str = "en", n_pairs:
         raise InputError(f"{n_pairs:,} pairs asked for; at most {MAX_PAIRS:,} are computed at once (the authors used "
                          "100,000; the means settle long before). Ask for fewer pairs.")
     if scorer is None:
-        spec = resolve_model(model)
-        scorer = Scorer(model=spec, layer=spec.default_layer if spec.default_layer is not None else 0,
-                        batch_size=batch_size, device=device)
+        scorer = ScoringOptions(model=model, batch_size=batch_size, device=device).for_every_layer().scorer()
     enc = scorer.encoder
     corpus = _drop_untokenizable(corpus, enc)
     check_usable(corpus, max_words)

@@ -89,8 +89,8 @@ class Policy:
         session_upload_mb: most MB one browser session may upload in total.
         baseline_dir: where baselines saved in the app are kept for later sessions ("" = not kept).
         kept_mb, kept_hours: the work of browser sessions kept in memory for a refresh or a second tab with the
-            same link (ui/persist.py): at most this many MB in all, each for this many hours after its last use.
-        share_hours: how long a read-only link a user makes of their work keeps working (ui/persist.py).
+            same link (shared/persist.py): at most this many MB in all, each for this many hours after its last use.
+        share_hours: how long a read-only link a user makes of their work keeps working (shared/persist.py).
         upload_columns, upload_cells, upload_systems, upload_pairs, upload_cell_chars: the most columns and cells
             a file may have, the most systems and pairs (systems x segments) a Compare upload may score, the
             longest cell (docs/INPUTS.md).

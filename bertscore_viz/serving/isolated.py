@@ -22,7 +22,7 @@ else ``spawn`` (a fresh interpreter per call). Plain ``fork`` is never used: it 
 
 The functions run must be importable top-level functions and their results picklable; the wrappers below run the
 readers of :mod:`bertscore_viz.files.upload`, :mod:`bertscore_viz.files.human_scores` and
-:mod:`bertscore_viz.evaluation.results_file` and turn a limit into the reader's own form of a problem.
+:mod:`bertscore_viz.files.results.table` and turn a limit into the reader's own form of a problem.
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ import threading
 import time
 
 from bertscore_viz.errors import BertScoreVizError, InputError
-from bertscore_viz.evaluation import results_file
 from bertscore_viz.files import human_scores, mtme, tables, upload
+from bertscore_viz.files.dataset import Dataset
 from bertscore_viz.files.limits import (
     MAX_BYTES,
     MAX_CELL_CHARS,
@@ -52,6 +52,7 @@ from bertscore_viz.files.limits import (
     LimitExceeded,
     setting_note,
 )
+from bertscore_viz.files.results import table as results_table
 
 try:  # POSIX only: without it the child runs without a memory and CPU limit (the wall-clock limit still holds)
     import resource
@@ -69,7 +70,7 @@ STARTUP_SECONDS = 120.0
 #: How often the waiting thread looks at the worker's memory.
 POLL_SECONDS = 0.05
 #: Modules the forkserver imports once, so that each child starts with them.
-_PRELOAD = ["bertscore_viz.files.upload", "bertscore_viz.files.human_scores", "bertscore_viz.evaluation.results_file",
+_PRELOAD = ["bertscore_viz.files.upload", "bertscore_viz.files.human_scores", "bertscore_viz.files.results.table",
             "bertscore_viz.files.mtme", "bertscore_viz.evaluation.sacrebleu_metrics"]
 _SLOTS = threading.BoundedSemaphore(MAX_WORKERS)
 _CONTEXT_LOCK = threading.Lock()
@@ -286,19 +287,19 @@ def parse_upload(data: bytes, filename: str | None = None, mapping=None, empty: 
                  max_bytes: int = MAX_BYTES, max_rows: int = MAX_ROWS, max_cell_chars: int = MAX_CELL_CHARS,
                  max_columns: int = MAX_COLUMNS, max_cells: int = MAX_CELLS, max_systems: int = MAX_SYSTEMS,
                  max_pairs: int = MAX_PAIRS, max_seconds: float = MAX_SECONDS,
-                 max_memory_bytes: int | None = MAX_MEMORY_BYTES) -> upload.Dataset:
+                 max_memory_bytes: int | None = MAX_MEMORY_BYTES) -> Dataset:
     """:func:`bertscore_viz.files.upload.parse_upload` in a worker; a limit reached is a dataset with that problem."""
     try:
         return run_isolated(upload.parse_upload, data, filename, mapping, empty, max_bytes, max_rows, max_cell_chars,
                             max_columns, max_cells, max_systems, max_pairs, max_seconds=max_seconds,
                             max_memory_bytes=max_memory_bytes, what=_what(filename))
     except BertScoreVizError as exc:
-        return upload.Dataset({}, [], None, [], [], [tables.Problem(None, None, str(exc))], mapping)
+        return Dataset({}, [], None, [], [], [tables.Problem(None, None, str(exc))], mapping)
 
 
 def build_dataset(table, mapping=None, empty: str = upload.EMPTY_SCORE, max_cell_chars: int = MAX_CELL_CHARS,
                   problems=None, max_systems: int = MAX_SYSTEMS, max_pairs: int = MAX_PAIRS,
-                  max_seconds: float = MAX_SECONDS, max_memory_bytes: int | None = MAX_MEMORY_BYTES) -> upload.Dataset:
+                  max_seconds: float = MAX_SECONDS, max_memory_bytes: int | None = MAX_MEMORY_BYTES) -> Dataset:
     """:func:`bertscore_viz.files.upload.build_dataset` in a worker; a limit reached is a dataset with that
     problem (after the reading problems)."""
     try:
@@ -306,7 +307,7 @@ def build_dataset(table, mapping=None, empty: str = upload.EMPTY_SCORE, max_cell
                             max_pairs, max_seconds=max_seconds, max_memory_bytes=max_memory_bytes,
                             what="The table")
     except BertScoreVizError as exc:
-        return upload.Dataset({}, [], None, [], [], list(problems or []) + [tables.Problem(None, None, str(exc))],
+        return Dataset({}, [], None, [], [], list(problems or []) + [tables.Problem(None, None, str(exc))],
                               mapping)
 
 
@@ -326,15 +327,15 @@ def parse_human_scores(data: bytes, filename: str | None = None, human_column: s
 
 def read_results(source, max_bytes: int | None = None, max_rows: int | None = None, max_chars: int | None = None,
                  max_seconds: float = MAX_SECONDS, max_memory_bytes: int | None = MAX_MEMORY_BYTES):
-    """:func:`bertscore_viz.evaluation.results_file.read_results` in a worker.
+    """:func:`bertscore_viz.files.results.table.read_results` in a worker.
 
     Raises:
-        InputError: as :func:`~bertscore_viz.evaluation.results_file.read_results`, or a limit reached
+        InputError: as :func:`~bertscore_viz.files.results.table.read_results`, or a limit reached
             (LimitExceeded).
     """
     if isinstance(source, (bytes, bytearray)) and max_bytes is not None and len(source) > max_bytes:
-        return results_file.read_results(source, max_bytes, max_rows, max_chars)  # refused before a worker starts
-    return run_isolated(results_file.read_results, source, max_bytes, max_rows, max_chars, max_seconds=max_seconds,
+        return results_table.read_results(source, max_bytes, max_rows, max_chars)  # refused before a worker starts
+    return run_isolated(results_table.read_results, source, max_bytes, max_rows, max_chars, max_seconds=max_seconds,
                         max_memory_bytes=max_memory_bytes, what="The results file")
 
 

@@ -16,7 +16,7 @@ about a minute. Run in the page's script, that work held the results back for mi
   second while it shows the progress) stops after its current chunk and keeps what it finished; the page resumes
   it when it is shown again. :meth:`SentenceMetricsJob.cancel` stops it at once (a new file, Forget).
 
-No Streamlit here: the page (``app/ui/compare_metrics.py``) draws it.
+No Streamlit here: the page (``app/app_pages/compare/metrics.py``) draws it.
 """
 
 from __future__ import annotations

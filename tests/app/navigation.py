@@ -35,7 +35,7 @@ def app(page: str | None = None, **state) -> AppTest:
 
 def go(at: AppTest, page: str) -> AppTest:
     """A click on the page's link in the navigation."""
-    at.switch_page(str(ROOT / "bertscore_viz" / "app" / "app_pages" / page))
+    at.switch_page(str(ROOT / "bertscore_viz" / "app" / "app_pages" / page.removesuffix(".py") / "page.py"))
     at.run()
     assert not at.exception, at.exception
     return at

@@ -15,11 +15,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bertscore_viz.app.ui import agreement_input as source
-from bertscore_viz.app.ui import agreement_view as view
-from bertscore_viz.app.ui import agreement_work as work
-from bertscore_viz.app.ui.agreement_disagree import TABLE_KEY
-from bertscore_viz.app.ui.messages import escape_markdown
+from bertscore_viz.app.app_pages.agreement import inputs as source
+from bertscore_viz.app.app_pages.agreement import view, work
+from bertscore_viz.app.app_pages.agreement.disagree import TABLE_KEY
+from bertscore_viz.app.shared.messages import escape_markdown
 from bertscore_viz.cli.entry import main as cli
 from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.evaluation.correlation import best_metrics

@@ -25,10 +25,11 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from bertscore_viz import Scorer
-from bertscore_viz.app.ui import audit_view as view
-from bertscore_viz.app.ui.compare_state import CompareState
-from bertscore_viz.app.ui.explain_view import explain_pair, figure_width
-from bertscore_viz.app.ui.settings import Settings
+from bertscore_viz.app.app_pages.audit import view
+from bertscore_viz.app.shared.explain_view import explain_pair, figure_width
+from bertscore_viz.app.shared.settings import Settings
+from bertscore_viz.app.state.compare import CompareState
+from bertscore_viz.app.state.kept import Keyed
 from bertscore_viz.evaluation.audit import audit
 from bertscore_viz.figures import audit_plots
 from bertscore_viz.files import upload
@@ -38,7 +39,7 @@ from bertscore_viz.serving import config
 from .navigation import texts, use_settings
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "bertscore_viz" / "app" / "app_pages" / "audit.py")
+PAGE = str(ROOT / "bertscore_viz" / "app" / "app_pages" / "audit" / "page.py")
 EXAMPLE = ROOT / "bertscore_viz" / "examples" / "wmt16_da_to_english.csv"
 SYSTEMS = ROOT / "bertscore_viz" / "examples" / "systems_example.csv"
 TIMEOUT = 600
@@ -283,7 +284,7 @@ def test_another_language_leaves_the_english_rules_out():
 
 def test_the_compare_pages_dataset_one_system_sampled(engine):
     ds = upload.parse_upload(SYSTEMS.read_bytes(), SYSTEMS.name)
-    state = CompareState(dataset=(("key", ds.mapping, upload.EMPTY_SCORE), ds))
+    state = CompareState(dataset=Keyed(("key", ds.mapping, upload.EMPTY_SCORE), ds))
     at = run_page(compare_state=state, compare_input={"name": SYSTEMS.name, "data": SYSTEMS.read_bytes(),
                                                       "origin": "example"},
                   audit_source="The Compare page's dataset", audit_pairs=5, audit_sample_seed=3,

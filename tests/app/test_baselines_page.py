@@ -17,7 +17,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from bertscore_viz import Scorer
-from bertscore_viz.app.ui.settings import Settings
+from bertscore_viz.app.shared.settings import Settings
 from bertscore_viz.models.spec import BUNDLED_MODEL_NAME
 from bertscore_viz.rescaling import baseline_compute as bc
 
@@ -25,7 +25,7 @@ from .navigation import use_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("BERTSCORE_VIZ_DATA", ROOT / "data"))
-PAGE = str(ROOT / "bertscore_viz" / "app" / "app_pages" / "baselines.py")
+PAGE = str(ROOT / "bertscore_viz" / "app" / "app_pages" / "baselines" / "page.py")
 CORPUS = "\n".join((DATA / "newstest2017-english" / "newstest2017-fien-ref.en").read_text(encoding="utf-8")
                    .splitlines()[:50]).encode("utf-8")
 
@@ -114,7 +114,7 @@ def test_corpus_upload_computes_a_baseline_used_at_once():
     assert any(w.value.replace("\\", "").startswith("This baseline rests on 30 pairs only: its F at layer 4 has a "
                                                     "standard error of") for w in at.warning)
     # used at once on another page: Inspect, with rescaling on, rescales with it (signature -custom-rescaled)
-    at.switch_page(str(ROOT / "bertscore_viz" / "app" / "app_pages" / "inspect.py"))
+    at.switch_page(str(ROOT / "bertscore_viz" / "app" / "app_pages" / "inspect" / "page.py"))
     use_settings(at, Settings(lang="de", rescale=True))
     at.run()
     at.text_area(key="inspect_candidate").input("The cat sat on the mat.")

@@ -21,15 +21,16 @@ from sacrebleu.metrics import CHRF
 from sacrebleu.significance import PairedTest
 
 from bertscore_viz import Scorer
-from bertscore_viz.app.ui import compare_exports, compare_scoring
-from bertscore_viz.app.ui.settings import Settings
-from bertscore_viz.engine import hardware
+from bertscore_viz.app.app_pages.compare import exports as compare_exports
+from bertscore_viz.app.app_pages.compare import scoring as compare_scoring
+from bertscore_viz.app.shared.settings import Settings
 from bertscore_viz.evaluation import calibration as calibration_module
 from bertscore_viz.evaluation.calibration import find_calibration, random_pair_calibration, register_calibration
 from bertscore_viz.evaluation.latex import latex_table
-from bertscore_viz.evaluation.power import paired_differences, power_analysis
 from bertscore_viz.files import mtme
 from bertscore_viz.files.upload import content_key, parse_upload
+from bertscore_viz.serving import hardware
+from bertscore_viz.stats.power import paired_differences, power_analysis
 
 from .navigation import ROOT, app, texts, use_settings
 
@@ -254,7 +255,7 @@ def test_thousands_of_bad_rows_are_listed_in_part_and_downloaded_whole():
     200,000 held the server and the browser for seconds) and says so, and the CSV download holds every one."""
     import csv as _csv
 
-    from bertscore_viz.app.ui.problems import MAX_SHOWN, problems_frame
+    from bertscore_viz.app.shared.problems import MAX_SHOWN, problems_frame
     from bertscore_viz.files.export import safe_csv
     from bertscore_viz.files.upload import parse_upload
 
@@ -304,7 +305,7 @@ def test_an_mt_metrics_eval_zip_is_read_as_open_mtme_reads_it():
     assert not at.exception, at.exception
     assert at.selectbox(key=f"cmp_mtme_ref_{fkey}").value == "refA"
     expected = mtme.open_mtme(data, "wmt16.zip").read("de-en", "wmt16").dataset("refA")
-    page = at.session_state["compare_state"].dataset[1]
+    page = at.session_state["compare_state"].dataset.value
     assert page.systems == expected.systems and page.references == expected.references
     assert set(_frame_with(at, "Rank")["System"]) == {"sysA", "sysC", "refB"}
     table = _frame_with(at, "Rank")
@@ -316,7 +317,7 @@ def test_an_mt_metrics_eval_zip_is_read_as_open_mtme_reads_it():
     at.selectbox(key=f"cmp_mtme_ref_{fkey}").set_value("refB").run()  # the other reference: refB is no system now
     assert not at.exception, at.exception
     assert set(_frame_with(at, "Rank")["System"]) == {"sysA", "sysC"}
-    assert at.session_state["compare_state"].dataset[1].references == \
+    assert at.session_state["compare_state"].dataset.value.references == \
         mtme.open_mtme(data, "wmt16.zip").read("de-en", "wmt16").dataset("refB").references
 
 
@@ -340,7 +341,7 @@ def test_latex_and_the_html_report_from_the_downloads_tab(example):
     at.button(key="cmp_make_report").click().run()
     assert not at.exception, at.exception
     assert "Download report (HTML)" in {b.label for b in at.get("download_button")}
-    made = at.session_state["compare_state"].report[2]
+    made = at.session_state["compare_state"].report.report
     assert made.html.startswith("<!DOCTYPE html") and "paraphrase" in made.html and made.pair == ("literal", "errors")
     assert len(made.segments) == compare_exports.REPORT_SEGMENTS and made.n_bytes <= 16 * 2**20
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from bertscore_viz.app.ui.settings import Settings
+from bertscore_viz.app.shared.settings import Settings
 from bertscore_viz.files.upload import content_key
 
 from .navigation import use_settings
@@ -35,7 +35,7 @@ def _page(data: bytes | None = None, name: str = "upload.csv", settings: Setting
           tab: str | None = None) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
     at.run()
-    at.switch_page(str(ROOT / "bertscore_viz" / "app" / "app_pages" / "compare.py"))
+    at.switch_page(str(ROOT / "bertscore_viz" / "app" / "app_pages" / "compare" / "page.py"))
     if settings is not None:
         use_settings(at, settings)
     if data is not None:
@@ -128,7 +128,7 @@ def test_toggling_idf_reuses_the_model_pass_and_a_new_layer_adds_one(example):
     assert not at.exception
     assert any("all-MiniLM-L6-v2_L6_idf" in c.value for c in at.code)
     both = at.session_state["compare_state"].stats
-    assert both[0] == first[0] and both[1].layers == (4, 6) and "Model pass:" in _texts(at)
+    assert both.key == first.key and both.value.layers == (4, 6) and "Model pass:" in _texts(at)
     use_settings(at, replace(at.session_state["settings"], layer=4, idf=False))
     at.run()
     assert at.session_state["compare_state"].stats is both and "no model pass" in _texts(at)
@@ -137,7 +137,8 @@ def test_toggling_idf_reuses_the_model_pass_and_a_new_layer_adds_one(example):
 def test_rescaling_without_baseline_shows_the_message_and_raw_numbers():
     """The page's answer when the settings ask for rescaling and no baseline exists (a model or layer without one:
     the sidebar offers only languages with a baseline, so the page is run on its own with such settings)."""
-    at = AppTest.from_file(str(ROOT / "bertscore_viz" / "app" / "app_pages" / "compare.py"), default_timeout=240)
+    at = AppTest.from_file(str(ROOT / "bertscore_viz" / "app" / "app_pages" / "compare" / "page.py"),
+                           default_timeout=240)
     at.session_state["settings"] = Settings(rescale=True, lang="xx")  # a language without a baseline
     example = ROOT / "bertscore_viz" / "examples" / "systems_example.csv"
     at.session_state["compare_input"] = {"name": "example.csv", "data": example.read_bytes()}
@@ -239,7 +240,7 @@ def test_rescaled_numbers_with_a_session_baseline():
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
     at.run()
-    at.switch_page(str(ROOT / "bertscore_viz" / "app" / "app_pages" / "compare.py"))
+    at.switch_page(str(ROOT / "bertscore_viz" / "app" / "app_pages" / "compare" / "page.py"))
     use_settings(at, Settings(rescale=True))
     at.session_state["custom_baselines"] = {("en", "all-MiniLM-L6-v2"): BaselineTable(np.full((7, 3), 0.5), "t")}
     at.session_state["compare_input"] = {"name": "example.csv", "data": (ROOT / "bertscore_viz" / "examples" /
@@ -409,7 +410,7 @@ def test_text_outside_the_models_languages_is_summarised_once_per_dataset():
 
 # --- the deployment's allow-list -----------------------------------------------------------------------------------
 def test_a_model_listed_under_a_label_is_the_model_it_names(monkeypatch):
-    """An operator's ``label=path`` entry resolves through the allow-list (``ui_cache.resolve_model``), as on the
+    """An operator's ``label=path`` entry resolves through the allow-list (``gateway.resolve_model``), as on the
     other pages: the numbers name the real model, and the label and the model's own name share one model pass
     (the engine's ``resolve_model`` took the label for a hub name, so the same model was scored again)."""
     from bertscore_viz.models.spec import BUNDLED_MODEL_NAME, bundled_model_path

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from bertscore_viz.app.ui.settings import OTHER, Settings
+from bertscore_viz.app.shared.settings import OTHER, Settings
 from bertscore_viz.models.spec import BUNDLED_MODEL_NAME, bundled_model_path
 from bertscore_viz.serving import config
 
@@ -34,7 +34,7 @@ def _app(page: str | None = None, **state) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
     at.run()
     if page:
-        at.switch_page(str(ROOT / "bertscore_viz" / "app" / "app_pages" / page))
+        at.switch_page(str(ROOT / "bertscore_viz" / "app" / "app_pages" / page.removesuffix(".py") / "page.py"))
     for k, v in state.items():
         if k == "settings":
             use_settings(at, v)
@@ -60,7 +60,7 @@ def _sidebar_with(typed: str) -> AppTest:
 def _inspect_a_pair_rescaled_in_french(at) -> None:
     """Go to Inspect with rescaling on for French and score a pair (the sidebar offers French when a French
     baseline exists: saved on the server, or made in the session)."""
-    at.switch_page(str(ROOT / "bertscore_viz" / "app" / "app_pages" / "inspect.py"))
+    at.switch_page(str(ROOT / "bertscore_viz" / "app" / "app_pages" / "inspect" / "page.py"))
     use_settings(at, Settings(lang="fr", rescale=True))
     at.run()
     at.text_area(key="inspect_candidate").input("The cat sat on the mat.")
@@ -70,7 +70,8 @@ def _inspect_a_pair_rescaled_in_french(at) -> None:
 def _inspect_page_rescaled_in_french() -> AppTest:
     """The Inspect page on its own, asked to rescale a French pair (the bundled model has no French baseline; the
     sidebar would not offer French, so the page is run alone with those settings) ."""
-    at = AppTest.from_file(str(ROOT / "bertscore_viz" / "app" / "app_pages" / "inspect.py"), default_timeout=300)
+    at = AppTest.from_file(str(ROOT / "bertscore_viz" / "app" / "app_pages" / "inspect" / "page.py"),
+                           default_timeout=300)
     at.session_state["settings"] = Settings(lang="fr", rescale=True)
     at.session_state["inspect_candidate"] = "The cat sat on the mat."
     at.session_state["inspect_reference_0"] = "There is a cat sitting on the mat."
@@ -89,7 +90,7 @@ def _texts(at) -> str:
 
 @pytest.mark.parametrize("typed", ["/etc", str(bundled_model_path()), "roberta-large", "../../../root"])
 def test_a_locked_server_offers_no_free_text_and_refuses_it_plainly(with_policy, typed):
-    from bertscore_viz.app.ui import cache as ui_cache
+    from bertscore_viz.app import gateway
     from bertscore_viz.serving.model_access import ModelNotAllowed
 
     with_policy()
@@ -98,7 +99,7 @@ def test_a_locked_server_offers_no_free_text_and_refuses_it_plainly(with_policy,
     assert OTHER not in at.sidebar.selectbox(key="model_choice").options
     assert at.session_state["settings"].model == BUNDLED_MODEL_NAME
     with pytest.raises(ModelNotAllowed) as info:  # the check behind the picker, for anything sent anyway
-        ui_cache.resolve_model(typed)
+        gateway.resolve_model(typed)
     assert "not offered on this server" in str(info.value)
     assert str(bundled_model_path().parent) not in str(info.value).replace(typed, "")
 
@@ -168,11 +169,11 @@ def test_baselines_page_uploads_count_towards_the_limits(with_policy):
     with_policy(session_upload_mb=0.012)  # the 5 kB corpus, then the 10.8 kB example on Compare: over 12 kB
     at = _app("baselines.py", baseline_corpus_input={"name": "corpus.txt", "data": CORPUS})
     assert not at.error and not at.button(key="bl_compute").disabled
-    at.switch_page(str(ROOT / "bertscore_viz" / "app" / "app_pages" / "compare.py"))
+    at.switch_page(str(ROOT / "bertscore_viz" / "app" / "app_pages" / "compare" / "page.py"))
     at.session_state["compare_input"] = {"name": "example.csv", "data": EXAMPLE}
     at.run()
     assert any("This session has uploaded 15.6 kB with this file" in p for p in _problems(at))
-    at.switch_page(str(ROOT / "bertscore_viz" / "app" / "app_pages" / "baselines.py"))
+    at.switch_page(str(ROOT / "bertscore_viz" / "app" / "app_pages" / "baselines" / "page.py"))
     at.session_state["baseline_file_input"] = {"name": "mine.tsv", "data": BASELINE}  # 0.1 kB more: still fits
     at.run()
     assert not at.exception and not at.error
@@ -193,7 +194,8 @@ def test_no_server_path_reaches_the_page_when_a_baseline_is_missing(with_policy)
     assert "No rescaling baseline" in text and "baselines/fr/all-MiniLM-L6-v2.tsv" in text
     assert str(ROOT) not in text and str(Path.home()) not in text
     # Compare: raw, and why
-    at = AppTest.from_file(str(ROOT / "bertscore_viz" / "app" / "app_pages" / "compare.py"), default_timeout=300)
+    at = AppTest.from_file(str(ROOT / "bertscore_viz" / "app" / "app_pages" / "compare" / "page.py"),
+                           default_timeout=300)
     at.session_state["settings"] = Settings(lang="fr", rescale=True)
     at.session_state["compare_input"] = {"name": "example.csv", "data": EXAMPLE}
     at.run()
@@ -231,7 +233,7 @@ def test_a_downloaded_provenance_names_no_server_directory(tmp_path):
     import json
 
     from bertscore_viz import Scorer
-    from bertscore_viz.app.ui import cache as ui_cache
+    from bertscore_viz.app import gateway
     from bertscore_viz.models.spec import ModelSpec
     from bertscore_viz.rescaling import baseline_compute as bc
 
@@ -245,12 +247,12 @@ def test_a_downloaded_provenance_names_no_server_directory(tmp_path):
                                  scorer=Scorer(model=spec, layer=4))
     raw = result.provenance_json()
     assert str(corpus_file) in raw  # what the server may keep beside a saved baseline
-    public = ui_cache.public_provenance(raw)
+    public = gateway.public_provenance(raw)
     assert str(tmp_path) not in public and "(on the server) corpus.txt" in public
     back, original = json.loads(public), json.loads(raw)
     assert back["corpus"]["sha256"] == original["corpus"]["sha256"] and back["means"] == original["means"]
     assert back["description"].endswith("random pairs of (on the server) corpus.txt")
-    assert ui_cache.public_provenance('{"model_source": "/srv/models/m", "note": "P/R/F of 3 layers"}') == \
+    assert gateway.public_provenance('{"model_source": "/srv/models/m", "note": "P/R/F of 3 layers"}') == \
         json.dumps({"model_source": "(on the server) m", "note": "P/R/F of 3 layers"}, indent=1)
 
 
@@ -320,7 +322,7 @@ def test_shown_messages_hide_the_servers_directories():
     the repository): the app's directory, the Python environment and the home directory become "…"."""
     import sys
 
-    from bertscore_viz.app.ui.messages import hide_server_paths
+    from bertscore_viz.app.shared.messages import hide_server_paths
 
     text = (f"{ROOT / 'bertscore_viz' / 'baselines' / 'fr' / 'x.tsv'} and {Path(sys.prefix) / 'lib'} and "
             f"{Path.home() / '.cache'} and baselines/en/y.tsv")

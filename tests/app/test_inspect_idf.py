@@ -6,14 +6,15 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from bertscore_viz import Scorer
-from bertscore_viz.app.ui.compare_state import CompareState
-from bertscore_viz.app.ui.settings import Settings
+from bertscore_viz.app.shared.settings import Settings
+from bertscore_viz.app.state.compare import CompareState
+from bertscore_viz.app.state.kept import Keyed
 from bertscore_viz.files import upload
 
 from .navigation import use_settings
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "bertscore_viz" / "app" / "app_pages" / "inspect.py")
+PAGE = str(ROOT / "bertscore_viz" / "app" / "app_pages" / "inspect" / "page.py")
 CAND, REF = "The cat sat on the mat.", "There is a cat sitting on the mat."
 CORPUS = ["The cat sat on the mat.", "A dog barked at night.", "There is a cat.", "It rained all day."]
 
@@ -49,7 +50,7 @@ def test_one_reference_explains_the_degenerate_idf_and_a_pasted_corpus_fixes_it(
 def test_idf_from_the_compare_dataset():
     data = (ROOT / "bertscore_viz" / "examples" / "systems_example.csv").read_bytes()
     ds = upload.parse_upload(data)
-    at = _run(compare_state=CompareState(dataset=(("k",), ds)))
+    at = _run(compare_state=CompareState(dataset=Keyed(("k",), ds)))
     assert at.radio(key="inspect_idf_source").value == "The references of the Compare dataset"
     refs = [r for group in ds.references for r in group]
     ex = Scorer(idf_sentences=refs).explain(CAND, REF)

@@ -19,7 +19,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from bertscore_viz import Scorer
-from bertscore_viz.app.ui.settings import LANGS, Settings
+from bertscore_viz.app.shared.settings import LANGS, Settings
 from bertscore_viz.engine.baseline import BaselineTable, shipped_baseline_path
 from bertscore_viz.models.spec import resolve_model
 
@@ -27,7 +27,7 @@ from .navigation import use_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
-PAGE = str(ROOT / "bertscore_viz" / "app" / "app_pages" / "inspect.py")
+PAGE = str(ROOT / "bertscore_viz" / "app" / "app_pages" / "inspect" / "page.py")
 MODEL = resolve_model(None).name
 LAYER_KEY = f"layer::{MODEL}"
 TIMEOUT = 240
@@ -252,8 +252,8 @@ def test_several_references_say_which_gave_each_score(engine):
 
 
 def _two_drilldowns():
-    from bertscore_viz.app.ui.explain_view import explain_pair, render_explanation
-    from bertscore_viz.app.ui.settings import Settings as S
+    from bertscore_viz.app.shared.explain_view import explain_pair, render_explanation
+    from bertscore_viz.app.shared.settings import Settings as S
 
     s = S()
     render_explanation(explain_pair(s, "a dog runs", "a dog is running"), s, key="compare")
@@ -443,7 +443,7 @@ def test_idf_with_one_reference_names_the_source_used_and_writes_n_a():
 
 
 def test_the_apps_warnings_carry_no_advice_for_the_api_or_the_command_line(engine):
-    from bertscore_viz.app.ui.explain_view import app_warnings
+    from bertscore_viz.app.shared.explain_view import app_warnings
     from bertscore_viz.engine.messages import WINDOW_HINT
 
     long_text = " ".join(["the quick brown fox jumps over the lazy dog"] * 70)

@@ -17,7 +17,7 @@ TIMEOUT = 240
 def _sidebar_script():
     import streamlit as st
 
-    from bertscore_viz.app.ui.settings import sidebar
+    from bertscore_viz.app.shared.settings import sidebar
 
     settings = sidebar()
     st.write(f"MODEL={settings.model} LAYER={settings.layer}")

@@ -11,7 +11,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from bertscore_viz import Scorer
-from bertscore_viz.app.ui.explain_view import MAX_WIDTH, SIDE_BY_SIDE_WIDTH, table_height
+from bertscore_viz.app.shared.explain_view import MAX_WIDTH, SIDE_BY_SIDE_WIDTH, table_height
 from bertscore_viz.figures import plots
 from bertscore_viz.files.upload import content_key
 
@@ -90,7 +90,7 @@ def test_compare_does_not_place_a_summary_upload_and_names_the_bands_source():
                    for _ in range(3))
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.run()
-    at.switch_page(str(ROOT / "bertscore_viz" / "app" / "app_pages" / "compare.py"))
+    at.switch_page(str(ROOT / "bertscore_viz" / "app" / "app_pages" / "compare" / "page.py"))
     at.session_state["compare_input"] = {"name": "summaries.csv", "data": (head + rows).encode("utf-8")}
     at.run()
     assert not at.exception, at.exception
@@ -139,7 +139,7 @@ def test_the_drill_down_says_side_by_side_only_when_a_and_b_are_side_by_side():
     data = buf.getvalue().encode("utf-8")
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.run()
-    at.switch_page(str(ROOT / "bertscore_viz" / "app" / "app_pages" / "compare.py"))
+    at.switch_page(str(ROOT / "bertscore_viz" / "app" / "app_pages" / "compare" / "page.py"))
     at.session_state["compare_input"] = {"name": "pairs.csv", "data": data, "origin": "upload"}
     at.session_state["cmp_tab"] = "Segments"
     at.run()

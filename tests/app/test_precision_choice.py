@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 
 from bertscore_viz import Scorer
-from bertscore_viz.app.ui import compare_scoring
-from bertscore_viz.app.ui.settings import PRECISION_KEY
-from bertscore_viz.engine import hardware
-from bertscore_viz.engine.encoder import resolve_device
+from bertscore_viz.app.app_pages.compare import scoring as compare_scoring
+from bertscore_viz.app.shared.settings import PRECISION_KEY
+from bertscore_viz.engine.devices import resolve_device
+from bertscore_viz.serving import hardware
 
 from .navigation import app, go, texts
 
@@ -61,7 +61,7 @@ def test_compare_keeps_a_bf16_pass_apart_from_the_exact_one():
     at = app("compare.py")
     at.button(key="cmp_load_example").click().run()
     assert not at.exception
-    exact_key = at.session_state["compare_state"].stats[0]
+    exact_key = at.session_state["compare_state"].stats.key
     exact_text = texts(at)
     assert "_bf16" not in exact_text
     if not hardware.bf16_status(resolve_device(None)).fast:
@@ -69,7 +69,7 @@ def test_compare_keeps_a_bf16_pass_apart_from_the_exact_one():
     radio = next(r for r in at.sidebar.radio if r.key == PRECISION_KEY)
     radio.set_value("Fast (bf16)").run()
     assert not at.exception
-    assert at.session_state["compare_state"].stats[0] != exact_key
+    assert at.session_state["compare_state"].stats.key != exact_key
     assert "_bf16" in texts(at) and compare_scoring.precision_of(at.session_state["settings"]) == "bf16"
     next(r for r in at.sidebar.radio if r.key == PRECISION_KEY).set_value("Exact (fp32)").run()
-    assert at.session_state["compare_state"].stats[0] == exact_key and "_bf16" not in texts(at)
+    assert at.session_state["compare_state"].stats.key == exact_key and "_bf16" not in texts(at)

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from bertscore_viz.app.ui import persist
+from bertscore_viz.app.shared import persist
 from bertscore_viz.engine.baseline import BaselineTable
 from bertscore_viz.models.spec import BUNDLED_MODEL_NAME
 from bertscore_viz.serving import config

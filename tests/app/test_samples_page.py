@@ -21,8 +21,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from bertscore_viz import Scorer
-from bertscore_viz.app.ui import samples_view as view
-from bertscore_viz.app.ui.settings import Settings
+from bertscore_viz.app.app_pages.samples import view
+from bertscore_viz.app.shared.settings import Settings
 from bertscore_viz.cli.entry import main as cli
 from bertscore_viz.consensus import consensus
 from bertscore_viz.engine.baseline import shipped_baseline_path
@@ -36,7 +36,7 @@ from bertscore_viz.serving import config
 from .navigation import texts, use_settings
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "bertscore_viz" / "app" / "app_pages" / "samples.py")
+PAGE = str(ROOT / "bertscore_viz" / "app" / "app_pages" / "samples" / "page.py")
 EXAMPLE = ROOT / "bertscore_viz" / "examples" / "samples_example.jsonl"
 DATA = ROOT / "data" / "wmt16-da-to-english"
 TIMEOUT = 300

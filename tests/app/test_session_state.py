@@ -1,4 +1,4 @@
-"""What a session keeps (``bertscore_viz/ui/state.py``), in the whole app with its real navigation: every run
+"""What a session keeps (``bertscore_viz/app/state/widgets.py``), in the whole app with its real navigation: every run
 executes ``app.py`` (``keep_widget_values``, the sidebar) and then the page, as a server does (see
 ``tests/app/navigation.py`` for why plain AppTest does not). Real model, real Streamlit.
 
@@ -17,7 +17,7 @@ import pytest
 from streamlit.elements import form as st_form
 from streamlit.elements.lib import policies
 
-from bertscore_viz.app.ui import state
+from bertscore_viz.app.state import widgets as state
 from bertscore_viz.evaluation.perturb import PERTURBATIONS
 from bertscore_viz.files.upload import content_key
 from bertscore_viz.models.spec import BUNDLED_MODEL_NAME

@@ -1,7 +1,7 @@
 """The sidebar's signature is that of the numbers shown; with rescaling, only languages with a baseline."""
 
-from bertscore_viz.app.ui import cache
-from bertscore_viz.app.ui.settings import Settings
+from bertscore_viz.app import gateway
+from bertscore_viz.app.shared.settings import Settings
 from bertscore_viz.engine.baseline import languages_with_baseline
 
 
@@ -13,7 +13,7 @@ def test_languages_with_a_baseline_for_the_model():
 
 
 def test_signature_drops_rescaled_when_no_baseline_exists():
-    assert cache.signature_text(Settings(rescale=True, lang="en")).endswith("-rescaled")
-    raw = cache.signature_text(Settings(rescale=True, lang="de"))  # no German baseline for the bundled model
+    assert gateway.signature_text(Settings(rescale=True, lang="en")).endswith("-rescaled")
+    raw = gateway.signature_text(Settings(rescale=True, lang="de"))  # no German baseline for the bundled model
     assert "rescaled" not in raw
-    assert raw == cache.signature_text(Settings(rescale=False, lang="de"))
+    assert raw == gateway.signature_text(Settings(rescale=False, lang="de"))

@@ -84,11 +84,11 @@ def test_segments_come_from_the_compare_dataset():
 
 def test_another_pair_redraws_without_a_model_pass(page, monkeypatch):
     at = page
-    kept = at.session_state["_walk_result"][1]
+    kept = at.session_state["_walk_result"].walk
     at.selectbox(key="walk_pair").set_value(2).run()
     assert not at.exception, at.exception
-    assert at.session_state["_walk_result"][1] is kept  # the same result: no second pass
-    assert 2 in at.session_state["_walk_result"][2]  # the gradient of the pair shown, kept too
+    assert at.session_state["_walk_result"].walk is kept  # the same result: no second pass
+    assert 2 in at.session_state["_walk_result"].gradients  # the gradient of the pair shown, kept too
 
 
 def test_idf_from_an_uploaded_corpus():

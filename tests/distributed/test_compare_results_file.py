@@ -15,8 +15,10 @@ from streamlit.testing.v1 import AppTest
 from bertscore_viz.distributed import jobs as distributed
 from bertscore_viz.distributed.options import ScoreOptions
 from bertscore_viz.errors import InputError
-from bertscore_viz.evaluation import results_file
+from bertscore_viz.evaluation import precomputed
 from bertscore_viz.files import upload
+from bertscore_viz.files.results import format as results_format
+from bertscore_viz.files.results import table as results_table
 from tests.app.navigation import use_settings
 
 from .conftest import ROOT, wide_rows
@@ -25,7 +27,7 @@ from .conftest import ROOT, wide_rows
 def _page(name: str, data: bytes) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
     at.run()
-    at.switch_page(str(ROOT / "bertscore_viz" / "app" / "app_pages" / "compare.py"))
+    at.switch_page(str(ROOT / "bertscore_viz" / "app" / "app_pages" / "compare" / "page.py"))
     at.session_state["compare_input"] = {"name": name, "data": data}
     at.run()
     assert not at.exception, at.exception
@@ -61,7 +63,7 @@ def test_page_shows_the_same_system_table_from_the_parquet_as_from_scoring(files
         assert np.abs(got[col].to_numpy() - want[col].to_numpy()).max() < 1e-6, col
     texts = "\n".join(str(e.value) for kind in ("info", "code", "caption") for e in getattr(loaded, kind))
     assert "Precomputed scores (40 segments x 2 systems)" in texts
-    meta_sig = results_file.read_metadata(scores.read_bytes())["signature"]
+    meta_sig = results_format.read_metadata(scores.read_bytes())["signature"]
     assert f"signature: {meta_sig}" in texts
     assert not loaded.error
     # segment table and charts are there without a model pass (only the open tab runs: open each, as a click does)
@@ -78,8 +80,8 @@ def test_page_shows_the_same_system_table_from_the_parquet_as_from_scoring(files
 
 def test_page_rescaling_toggle_uses_the_rescaled_columns(files):
     _, scores = files
-    loaded = results_file.load_results(scores, rescale=True)
-    raw = results_file.load_results(scores, rescale=False)
+    loaded = precomputed.load_results(scores, rescale=True)
+    raw = precomputed.load_results(scores, rescale=False)
     assert loaded.comparison.rescaled and not raw.comparison.rescaled
     assert loaded.signature.endswith("-rescaled") and not raw.signature.endswith("rescaled")
     frame = pd.read_parquet(scores)
@@ -98,11 +100,11 @@ def test_incomplete_or_foreign_parquet_is_refused_with_a_message(files, tmp_path
     cut = tmp_path / "cut.parquet"
     pq.write_table(table.slice(0, len(frame) - 3), cut)
     with pytest.raises(InputError, match="did not finish"):
-        results_file.load_results(cut)
+        precomputed.load_results(cut)
     foreign = tmp_path / "foreign.parquet"
     pq.write_table(pa.table({"a": [1]}), foreign)
     with pytest.raises(InputError, match="no bertscore-viz signature"):
-        results_file.load_results(foreign)
+        precomputed.load_results(foreign)
     at = _page("foreign.parquet", foreign.read_bytes())
     assert any("signature in its metadata" in e.value for e in at.error)
 
@@ -127,10 +129,10 @@ def _means(scores: Path, column: str) -> dict[str, float]:
 
 
 def test_results_are_ranked_best_first_whatever_the_file_order(rescaled_file):
-    table = results_file.read_results(rescaled_file)
+    table = results_table.read_results(rescaled_file)
     assert table.info["systems"] == ["sys_other", "sys_mt"]  # file order: the worse one first
     for rescale in (True, False):
-        comparison = results_file.results_at(table, rescale).comparison
+        comparison = precomputed.results_at(table, rescale).comparison
         assert comparison.systems == ["sys_mt", "sys_other"]
         means = [float(np.mean(comparison.results[s].f1)) for s in comparison.systems]
         assert means == sorted(means, reverse=True)
@@ -144,7 +146,7 @@ def test_results_are_ranked_best_first_whatever_the_file_order(rescaled_file):
 
 def test_a_rescaled_file_opens_with_its_own_signature_and_says_how_the_sidebar_differs(rescaled_file):
     at = _page("scores.parquet", rescaled_file.read_bytes())  # the sidebar's defaults: no rescaling, no idf
-    signature = results_file.read_metadata(rescaled_file.read_bytes())["signature"]
+    signature = results_format.read_metadata(rescaled_file.read_bytes())["signature"]
     assert signature.endswith("-rescaled") and "_idf_" in signature
     assert f"signature: {signature}" in "\n".join(str(c.value) for c in at.code)
     got = _systems_table(at).set_index("System")["F1"]
@@ -166,11 +168,11 @@ def test_a_rescaled_file_opens_with_its_own_signature_and_says_how_the_sidebar_d
 
 
 def test_no_warning_when_the_sidebar_matches_the_file(rescaled_file):
-    from bertscore_viz.app.ui.settings import Settings
+    from bertscore_viz.app.shared.settings import Settings
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
     at.run()
-    at.switch_page(str(ROOT / "bertscore_viz" / "app" / "app_pages" / "compare.py"))
+    at.switch_page(str(ROOT / "bertscore_viz" / "app" / "app_pages" / "compare" / "page.py"))
     use_settings(at, Settings(idf=True, rescale=True))
     at.session_state["compare_input"] = {"name": "scores.parquet", "data": rescaled_file.read_bytes()}
     at.run()
@@ -198,22 +200,22 @@ def test_the_drilldown_shows_the_files_numbers_for_the_segment(rescaled_file):
                                                                                                   "sys_other")]
         assert len(shown[label]) == 2, shown
         np.testing.assert_allclose(shown[label], want, rtol=0, atol=5.1e-5)  # shown to 4 decimals
-    from bertscore_viz.app.ui.messages import escape_markdown
+    from bertscore_viz.app.shared.messages import escape_markdown
 
     captions = [str(c.value) for c in at.caption]
-    signature = results_file.read_metadata(data)["signature"]
+    signature = results_format.read_metadata(data)["signature"]
     assert captions.count("Signature: " + escape_markdown(signature)) == 2  # both sides: the file's signature
 
 
 def test_the_file_is_read_once_per_upload(rescaled_file, monkeypatch):
     calls = []
-    real = results_file.read_results
+    real = results_table.read_results
 
     def counting(*args, **kwargs):
         calls.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(results_file, "read_results", counting)
+    monkeypatch.setattr(results_table, "read_results", counting)
     at = _page("scores.parquet", rescaled_file.read_bytes())
     for tab in ("Segments", "Charts", "Significance"):
         at.session_state["cmp_tab"] = tab
@@ -224,13 +226,13 @@ def test_the_file_is_read_once_per_upload(rescaled_file, monkeypatch):
 
 
 def test_a_results_file_over_the_limit_is_refused_with_a_message(rescaled_file, monkeypatch):
-    monkeypatch.setenv(results_file.UPLOAD_ENV, "0.01")
+    monkeypatch.setenv(results_format.UPLOAD_ENV, "0.01")
     at = _page("scores.parquet", rescaled_file.read_bytes())
     errors = "\n".join(e.value for e in at.error)
     assert "at most" in errors and "Traceback" not in errors
     assert not any("Rank" in df.value.columns for df in at.dataframe)
-    monkeypatch.setenv(results_file.UPLOAD_ENV, "lots")
-    with pytest.raises(InputError, match=results_file.UPLOAD_ENV):
-        results_file.max_upload_bytes()
-    assert results_file.max_upload_bytes({}) == results_file.MAX_UPLOAD_BYTES
-    assert results_file.max_upload_bytes({results_file.UPLOAD_ENV: "300"}) == 300 * 2**20
+    monkeypatch.setenv(results_format.UPLOAD_ENV, "lots")
+    with pytest.raises(InputError, match=results_format.UPLOAD_ENV):
+        results_format.max_upload_bytes()
+    assert results_format.max_upload_bytes({}) == results_format.MAX_UPLOAD_BYTES
+    assert results_format.max_upload_bytes({results_format.UPLOAD_ENV: "300"}) == 300 * 2**20

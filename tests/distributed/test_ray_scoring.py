@@ -22,8 +22,10 @@ from bertscore_viz.distributed.options import ScoreOptions
 from bertscore_viz.engine.idf import idf_from_counts
 from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.errors import InputError
-from bertscore_viz.evaluation import results_file
+from bertscore_viz.evaluation import precomputed
 from bertscore_viz.files import upload
+from bertscore_viz.files.results import format as results_format
+from bertscore_viz.files.results import table as results_table
 
 from . import faults
 from .conftest import wide_rows, write_long_csv
@@ -77,9 +79,9 @@ def test_long_layout_idf_rescaled_two_references_equal_single_process(long_run):
         if name == "B":
             assert (part["best_reference"] == 1).mean() > 0.8
     meta = pq.read_schema(run.scores).metadata
-    assert meta[results_file.SIGNATURE_KEY].decode() == str(scorer.signature) == run.signature
+    assert meta[results_format.SIGNATURE_KEY].decode() == str(scorer.signature) == run.signature
     assert "_idf_" in run.signature and run.signature.endswith("-rescaled")
-    info = json.loads(meta[results_file.META_KEY])
+    info = json.loads(meta[results_format.META_KEY])
     assert info["systems"] == ["A", "B"] and info["n_segments"] == 1000
     np.testing.assert_array_equal(info["baseline"], scorer.baseline)
 
@@ -149,9 +151,9 @@ def test_rerun_completes_a_partial_output_directory(ray_session, fault_run, wide
     # a part of another job (other versions, say) with the right number of rows: redone, not mixed in
     other = out / distributed.PARTS_DIR / "part-000002.parquet"
     table = pq.read_table(other)
-    info = json.loads(table.schema.metadata[results_file.META_KEY])
+    info = json.loads(table.schema.metadata[results_format.META_KEY])
     info["job"] = "another-job"
-    meta = {**table.schema.metadata, results_file.META_KEY: json.dumps(info).encode()}
+    meta = {**table.schema.metadata, results_format.META_KEY: json.dumps(info).encode()}
     pq.write_table(table.replace_schema_metadata(meta).set_column(
         table.column_names.index("raw_f1"), "raw_f1", pa.array(np.zeros(table.num_rows))), other)
     run = distributed.score_files(wide_parquet_dir, out, ScoreOptions(block_segments=50, workers=2))
@@ -331,7 +333,7 @@ def test_the_job_file_records_the_signature_and_versions(ray_session, long_run):
     job = json.loads((run.output / distributed.JOB_FILE).read_text())
     assert job["settings"]["signature"] == run.signature and job["settings"]["torch"]
     for part in (run.output / distributed.PARTS_DIR).glob("part-*.parquet"):
-        info = json.loads(pq.read_schema(part).metadata[results_file.META_KEY])
+        info = json.loads(pq.read_schema(part).metadata[results_format.META_KEY])
         assert info["job"] == job["fingerprint"]
 
 
@@ -340,19 +342,19 @@ def test_the_file_scorer_reproduces_rows_with_the_files_idf_and_baseline(long_ru
     """2 references per segment, idf on, rescaled: the one-segment explanation equals the file's row, with idf from
     the file's document frequencies (not from the segment's references)."""
     _, run = long_run
-    table = results_file.read_results(run.scores)
+    table = results_table.read_results(run.scores)
     assert table.idf is not None and table.idf.num_documents == 2000
     want_idf = Scorer(idf=True).idf_weights(table.references)
     assert table.idf.weights == want_idf.weights and table.idf.unseen == want_idf.unseen
     frame = pd.read_parquet(run.scores)
-    sc = results_file.file_scorer(table, rescaled=True)
+    sc = precomputed.file_scorer(table, rescaled=True)
     assert str(sc.signature) == run.signature
     for i in (0, 17, 999):
         row = frame[(frame.segment_index == i) & (frame.system == "B")].iloc[0]
         ex = sc.explain(row["candidate"], list(row["references"]))
         assert abs(ex.f1 - row["raw_f1"]) < TOL and abs(ex.precision - row["raw_precision"]) < TOL
         np.testing.assert_allclose(ex.rescaled, [row["precision"], row["recall"], row["f1"]], rtol=0, atol=TOL)
-    raw = results_file.file_scorer(table, rescaled=False)
+    raw = precomputed.file_scorer(table, rescaled=False)
     row = frame[(frame.segment_index == 5) & (frame.system == "A")].iloc[0]
     ex = raw.explain(row["candidate"], list(row["references"]))
     assert ex.rescaled is None and abs(ex.recall - row["raw_recall"]) < TOL

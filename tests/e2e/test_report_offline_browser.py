@@ -10,9 +10,9 @@ import pytest
 
 from bertscore_viz import Scorer
 from bertscore_viz.evaluation import compare
-from bertscore_viz.evaluation.randomization import paired_randomization
 from bertscore_viz.figures.report import build_report, scorer_explainer
-from bertscore_viz.files.upload import Dataset
+from bertscore_viz.files.dataset import Dataset
+from bertscore_viz.stats.randomization import paired_randomization
 
 EVIL = '<script>alert("x")</script>'
 REFS = ["The cat sat on the mat.", "A quick brown fox jumps over the lazy dog.", "It rained all day in the city.",

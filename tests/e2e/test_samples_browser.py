@@ -3,7 +3,7 @@ the table of choices, the heatmap ordered by consensus, the chosen sample with i
 coloured by support and the pair view; a click on a heatmap cell opens that pair, a click on a row of the table
 opens that input. The numbers are the engine's. The screenshot is the docs' (docs/images/samples.png).
 
-The page is reached by its URL path, ``/samples`` (``st.Page`` names it after ``app_pages/samples.py``).
+The page is reached by its URL path, ``/samples`` (``st.Page`` names it after ``app_pages/samples/page.py``).
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from playwright.sync_api import expect
 
 from bertscore_viz import Scorer
 from bertscore_viz.evaluation import compare
+from bertscore_viz.figures import tables
 from bertscore_viz.files import upload
 
 from .conftest import ARTIFACTS
@@ -54,7 +55,7 @@ def _first_by_difference(a: str, b: str) -> str:
     ds = upload.parse_upload(EXAMPLE.read_bytes(), EXAMPLE.name)
     scorer = Scorer()
     comparison = compare.results_for(scorer, compare.score_dataset(scorer, ds), scorer.layer, False)
-    return str(compare.sort_by_difference(compare.segment_table(ds, comparison), comparison, a, b)["Segment"].iloc[0])
+    return str(tables.sort_by_difference(tables.segment_table(ds, comparison), comparison, a, b)["Segment"].iloc[0])
 
 
 def test_round_trip_keeps_work_and_the_tab_and_drill_down_follow_a_b(page, app_url):

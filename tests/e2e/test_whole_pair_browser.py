@@ -16,7 +16,7 @@ import numpy as np
 from playwright.sync_api import expect
 
 from bertscore_viz import Scorer
-from bertscore_viz.app.ui.explain_view import MAX_WIDTH, REGION_TOKENS
+from bertscore_viz.app.shared.explain_view import MAX_WIDTH, REGION_TOKENS
 from bertscore_viz.figures import plots
 from tests.conftest import DATA
 

@@ -54,7 +54,7 @@ def test_the_classifier_sets_aside_only_a_browser_going_away():
             'During handling of the above exception, another exception occurred:\n\nTraceback (most recent call '
             'last):\n  File ".../starlette/websockets.py", line 104, in send\nstarlette.websockets.'
             'WebSocketDisconnected: Cannot call "send" once a close message has been sent.')
-    ours = ('Traceback (most recent call last):\n  File "/x/bertscore_viz/app/ui/inspect_view.py", line 9, in f\n'
+    ours = ('Traceback (most recent call last):\n  File "/x/bertscore_viz/app/shared/settings.py", line 9, in f\n'
             'starlette.websockets.WebSocketDisconnected: gone')
     other = 'Traceback (most recent call last):\n  File ".../streamlit/x.py", line 1, in g\nValueError: bad'
     log = "\n".join(["2026 Uvicorn server started", gone, "2026 a line", ours, "2026 another", other, "2026 end"])

@@ -15,8 +15,9 @@ import torch
 
 from bertscore_viz import Scorer
 from bertscore_viz.engine.cache import CACHE
-from bertscore_viz.evaluation import compare, results_file
+from bertscore_viz.evaluation import compare
 from bertscore_viz.files import upload
+from bertscore_viz.files.results import format as results_format
 
 DATA = Path(os.environ.get("BERTSCORE_VIZ_DATA") or Path(__file__).resolve().parents[2] / "data") \
     / "wmt16-da-to-english"
@@ -147,15 +148,15 @@ def test_match_result_and_explain_are_labelled(bf16):
 def test_results_file_metadata_keeps_bf16(bf16, tmp_path):
     """The signature written into a results file's metadata, read back from the Parquet file."""
     sig = bf16.replace(rescale_with_baseline=True).signature
-    meta = results_file.metadata(sig, [0.1, 0.2, 0.3], ["A", "B"], 3)
+    meta = results_format.metadata(sig, [0.1, 0.2, 0.3], ["A", "B"], 3)
     table = pa.table({"segment_index": [0]}).replace_schema_metadata(meta)
     path = tmp_path / "scores.parquet"
     pq.write_table(table, path)
-    info = results_file.read_metadata(str(path))
+    info = results_format.read_metadata(str(path))
     assert info["settings"]["precision"] == "bf16"
-    back = results_file.signature_from(info["settings"])
+    back = results_format.signature_from(info["settings"])
     assert back == sig and str(back) == str(sig) and str(back).endswith("-rescaled_bf16")
-    raw = str(results_file.signature_from(info["settings"], rescaled=False))
+    raw = str(results_format.signature_from(info["settings"], rescaled=False))
     assert raw.endswith("_bf16") and "-rescaled" not in raw
 
 

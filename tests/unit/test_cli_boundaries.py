@@ -141,9 +141,9 @@ def test_check_writable_names_the_problem(tmp_path):
     (["--max-words", "0"], "--max-words takes a number of words: 1 to 1,000, got 0."),
 ])
 def test_baseline_numbers_are_checked_before_any_work(files, capsys, monkeypatch, argv, message):
-    from bertscore_viz.rescaling import baseline_compute
+    from bertscore_viz.engine.options import ScoringOptions
 
-    monkeypatch.setattr(baseline_compute, "resolve_model", lambda *a: (_ for _ in ()).throw(AssertionError("loaded")))
+    monkeypatch.setattr(ScoringOptions, "scorer", lambda *a, **k: (_ for _ in ()).throw(AssertionError("loaded")))
     code, _, err = run(capsys, "baseline", "--corpus", files["refs"], "-o", os.path.join(files["root"], "o.tsv"),
                        *argv)
     assert code == 2 and message in err, err
@@ -182,7 +182,7 @@ def _mtme_folder(root):
 def test_mtme_checks_its_output_before_scoring_and_prints_plain_warnings(tmp_path, capsys, monkeypatch):
     """A file in the way of -o, or files already written without --overwrite, are refused before the model is
     loaded (they used to fail with a traceback after every system was scored); a warning is one line."""
-    import bertscore_viz.cli.mtme as cli_mtme
+    from bertscore_viz.engine.options import ScoringOptions
 
     ts = _mtme_folder(tmp_path)
     blocker = tmp_path / "afile"
@@ -191,14 +191,14 @@ def test_mtme_checks_its_output_before_scoring_and_prints_plain_warnings(tmp_pat
     def no_scorer(*a, **k):
         raise AssertionError("the model was loaded before the output was checked")
 
-    monkeypatch.setattr(cli_mtme, "Scorer", no_scorer)
+    monkeypatch.setattr(ScoringOptions, "scorer", no_scorer)
     code, _, err = run(capsys, "mtme", "--data", str(ts), "--lp", "en-de", "--ref", "refA", "-o", str(blocker))
     assert code == 2 and "afile is a file, not a folder" in err and "Traceback" not in err
     monkeypatch.undo()
     code, out, err = run(capsys, "mtme", "--data", str(ts), "--lp", "en-de", "--ref", "refA")
     assert code == 0 and out.count("metric-scores") == 2
     assert "Warning: 1 empty candidate(s)" in err and "BertScoreWarning" not in err and ".py:" not in err
-    monkeypatch.setattr(cli_mtme, "Scorer", no_scorer)
+    monkeypatch.setattr(ScoringOptions, "scorer", no_scorer)
     code, _, err = run(capsys, "mtme", "--data", str(ts), "--lp", "en-de", "--ref", "refA")
     assert code == 2 and "add --overwrite to replace them" in err
 

@@ -26,16 +26,19 @@ from streamlit.testing.v1 import AppTest
 
 from bertscore_viz import Scorer
 from bertscore_viz.cli.entry import main
-from bertscore_viz.evaluation import compare, results_file
+from bertscore_viz.evaluation import compare, precomputed
 from bertscore_viz.evaluation.latex import latex_table
-from bertscore_viz.evaluation.randomization import (
+from bertscore_viz.evaluation.significance import holm, resamples_for
+from bertscore_viz.figures import tables
+from bertscore_viz.files import upload
+from bertscore_viz.files.export import to_json
+from bertscore_viz.files.results import format as results_format
+from bertscore_viz.files.results import table as results_table
+from bertscore_viz.stats.randomization import (
     ar_p_value,
     ar_statistics,
     paired_randomization,
 )
-from bertscore_viz.evaluation.significance import holm, resamples_for
-from bertscore_viz.files import upload
-from bertscore_viz.files.export import to_json
 
 REFERENCES = [
     "The committee approved the new budget after a long debate on Tuesday.",
@@ -133,8 +136,8 @@ def text_args(data) -> list[str]:
 
 @pytest.fixture(scope="module")
 def page(data):
-    """The Compare page's flow on the CSV, as bertscore_viz/app/ui/compare_input.py and compare_scoring.py run it
-    with the sidebar's defaults: the table read, the columns detected from their names, the dataset built (empty
+    """The Compare page's flow on the CSV, as app_pages/compare/inputs.py and scoring.py run it with
+    the sidebar's defaults: the table read, the columns detected from their names, the dataset built (empty
     cells scored), one model pass, the scores at the default layer without idf or rescaling, and the bootstrap of
     F1 with the top-ranked system as baseline and resamples_for's number."""
     raw = Path(data["csv"]).read_bytes()
@@ -161,7 +164,7 @@ def _f1(out: dict) -> dict[str, np.ndarray]:
 # --- the page's numbers ----------------------------------------------------------------------------------------------
 def test_json_is_the_compare_pages_json(data, page):
     ds, comparison, sig = page
-    expected = json.loads(to_json(compare.to_jsonable(ds, comparison, sig)))
+    expected = json.loads(to_json(tables.to_jsonable(ds, comparison, sig)))
     out = cli_json("--input", data["csv"], "--baseline", sig.baseline)
     assert set(expected) <= set(out)
     for key, value in expected.items():
@@ -416,19 +419,19 @@ def test_results_parquet_of_score_ray_is_read_without_a_model_pass(page, tmp_pat
             "candidate": [c for s in names for c in ds.systems[s]],
             "references": pa.array([r for _ in names for r in ds.references], type=pa.list_(pa.string())),
             "source": [x for _ in names for x in ds.sources]}
-    for c in results_file.SCORE_COLUMNS:
+    for c in results_format.SCORE_COLUMNS:
         attr = c.removeprefix("raw_").removeprefix("rescaled_")
         values = np.concatenate([getattr(comparison.results[s], attr) for s in names])
         cols[c] = pa.nulls(len(values), pa.float64()) if c.startswith("rescaled_") else values
     cols["best_reference"] = np.zeros(n * len(names), dtype=np.int64)
     cols["notes"] = [""] * (n * len(names))
     sig_ = next(iter(comparison.results.values())).signature
-    table = pa.table(cols).replace_schema_metadata(results_file.metadata(sig_, None, names, n))
+    table = pa.table(cols).replace_schema_metadata(results_format.metadata(sig_, None, names, n))
     path = tmp_path / "scores.parquet"
     pq.write_table(table, path)
     out = cli_json("--input", str(path), "--baseline", "drops", "--html", str(tmp_path / "r.html"),
                    "--report-segments", "1")
-    loaded = results_file.results_at(results_file.read_results(path.read_bytes()))
+    loaded = precomputed.results_at(results_table.read_results(path.read_bytes()))
     expected = compare.significance(loaded.comparison, None, "F1").rebase("drops")
     assert out["significance"] == json.loads(to_json(expected.as_dict()))
     assert out["input"]["description"] == "scores.parquet (precomputed scores)"
@@ -484,15 +487,15 @@ def test_json_equals_the_compare_page_run_in_streamlit(data):
     root = Path(__file__).resolve().parents[2]
     at = AppTest.from_file(str(root / "app.py"), default_timeout=300)
     at.run()
-    at.switch_page(str(root / "bertscore_viz" / "app" / "app_pages" / "compare.py"))
+    at.switch_page(str(root / "bertscore_viz" / "app" / "app_pages" / "compare" / "page.py"))
     at.run()
     at.session_state["compare_input"] = {"name": "outputs.csv", "data": Path(data["csv"]).read_bytes()}
     at.run()
     assert not at.exception, at.exception
     state = at.session_state["compare_state"]
     comparison, sig = next(v for k, v in state.significance.items() if k[1] == "F1" and k[2] is None)
-    ds = state.dataset[1]
-    expected = json.loads(to_json(compare.to_jsonable(ds, comparison, sig)))
+    ds = state.dataset.value
+    expected = json.loads(to_json(tables.to_jsonable(ds, comparison, sig)))
     out = cli_json("--input", data["csv"], "--baseline", sig.baseline)
     for key, value in expected.items():
         assert out[key] == value, key

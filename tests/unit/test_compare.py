@@ -14,7 +14,7 @@ from bertscore_viz import Scorer
 from bertscore_viz.engine.baseline import BaselineTable
 from bertscore_viz.evaluation import compare, sacrebleu_metrics
 from bertscore_viz.evaluation.calibration import random_pair_calibration
-from bertscore_viz.figures import compare_plots
+from bertscore_viz.figures import compare_plots, tables
 from bertscore_viz.files import upload
 from bertscore_viz.files.export import to_json
 from bertscore_viz.locations import EXAMPLES_DIR
@@ -125,7 +125,7 @@ def test_rescaling_with_a_baseline(run):
 def test_system_table_ranks_marks_best_and_intervals(scorer, run):
     comparison = compare.results_for(scorer, run[0], 4, False)
     sig = compare.significance(comparison, "paraphrase")
-    table = compare.system_table(comparison, sig)
+    table = tables.system_table(comparison, sig)
     assert list(table["Rank"]) == [1, 2, 3, 4]
     assert table["F1"].is_monotonic_decreasing
     assert list(table["Best"]).count("★ best") == 1 and table.loc[0, "Best"] == "★ best"
@@ -143,27 +143,27 @@ def test_system_table_ranks_marks_best_and_intervals(scorer, run):
 
 def test_segment_table_search_and_sort_by_difference(scorer, run, dataset):
     comparison = compare.results_for(scorer, run[0], 4, False)
-    frame = compare.segment_table(dataset, comparison, with_pr=True)
+    frame = tables.segment_table(dataset, comparison, with_pr=True)
     assert len(frame) == 30
     for name in dataset.systems:
         assert {f"F1 · {name}", f"P · {name}", f"R · {name}", f"Output · {name}"} <= set(frame.columns)
-    ranked = compare.sort_by_difference(frame, comparison, "literal", "drops_content")
-    col = compare.diff_column("literal", "drops_content")
+    ranked = tables.sort_by_difference(frame, comparison, "literal", "drops_content")
+    col = tables.diff_column("literal", "drops_content")
     diffs = np.abs(ranked[col].to_numpy())
     assert np.all(diffs[:-1] >= diffs[1:])
     np.testing.assert_allclose(ranked[col], ranked["F1 · literal"] - ranked["F1 · drops_content"])
     first = int(ranked.index[0])  # the index is the position in the dataset, after sorting too
     assert ranked.iloc[0]["Segment"] == dataset.segment_ids[first]
     assert ranked.iloc[0]["Reference"] == dataset.references[first][0]
-    found = compare.filter_segments(frame, "FROG")
+    found = tables.filter_segments(frame, "FROG")
     assert list(found["Segment"]) == ["s07"]
-    assert len(compare.filter_segments(frame, "(.*")) == 0  # plain text, not a regular expression
-    assert len(compare.filter_segments(frame, "  ")) == 30
+    assert len(tables.filter_segments(frame, "(.*")) == 0  # plain text, not a regular expression
+    assert len(tables.filter_segments(frame, "  ")) == 30
 
 
 def test_length_buckets_cover_every_segment(scorer, run, dataset):
     comparison = compare.results_for(scorer, run[0], 4, False)
-    buckets = compare.length_buckets(dataset, comparison)
+    buckets = tables.length_buckets(dataset, comparison)
     for name in dataset.systems:
         part = buckets[buckets["System"] == name]
         assert part["Segments"].sum() == 30
@@ -174,7 +174,7 @@ def test_length_buckets_cover_every_segment(scorer, run, dataset):
 def test_everything_as_json(scorer, run, dataset):
     comparison = compare.results_for(scorer, run[0], 4, True)
     sig = compare.significance(comparison)
-    data = json.loads(to_json(compare.to_jsonable(dataset, comparison, sig)))
+    data = json.loads(to_json(tables.to_jsonable(dataset, comparison, sig)))
     assert data["signature"] == comparison.signature and "_idf_" in data["signature"]
     assert [s["System"] for s in data["systems"]][0] == "literal"
     assert len(data["segments"]) == 30 and set(data["segments"][0]["systems"]) == set(dataset.systems)
@@ -215,21 +215,21 @@ def test_figures_sample_large_inputs_and_escape_names(scorer, run, dataset):
     assert compare_plots.distribution_figure(renamed).data[0].name == "&lt;b&gt;x&lt;/b&gt;"
     sig = compare.significance(comparison)
     assert compare_plots.pvalue_figure(sig).data[0].z.shape == (4, 4)
-    assert len(compare_plots.bucket_figure(compare.length_buckets(dataset, comparison)).data) == 4
+    assert len(compare_plots.bucket_figure(tables.length_buckets(dataset, comparison)).data) == 4
 
 
 def test_without_segment_ids_only_the_row_is_shown(scorer):
     ds = upload.parse_upload(b"reference,A,B\nThe cat sat.,A cat sat.,The cat sits.\nIt rained.,Rain.,It rained.\n")
     comparison = compare.results_for(scorer, compare.score_dataset(scorer, ds), 4, False)
-    frame = compare.segment_table(ds, comparison)
+    frame = tables.segment_table(ds, comparison)
     assert "Segment" not in frame.columns and list(frame["Row"]) == ds.rows
-    assert len(compare.filter_segments(frame, "rained")) == 1
+    assert len(tables.filter_segments(frame, "rained")) == 1
 
 
 def test_sixteen_systems_get_sixteen_colours_and_buckets_show_their_size(scorer, run, dataset):
     assert len(set(compare_plots.palette(16))) == 16 and len(set(compare_plots.palette(40))) == 40
     comparison = compare.results_for(scorer, run[0], 4, False)
-    fig = compare_plots.bucket_figure(compare.length_buckets(dataset, comparison))
+    fig = compare_plots.bucket_figure(tables.length_buckets(dataset, comparison))
     assert all("(n=" in x for x in fig.data[0].x)
     assert len({t.line.color for t in fig.data}) == 4
 
@@ -245,7 +245,7 @@ def test_the_headline_p_is_the_pairs_p_everywhere_with_its_family(scorer, run):
     assert head["p"] == sentence.p == sig.pair(best, second) == pytest.approx(6 / 2001)
     assert head["p_text"] == "p = 0.003, Holm-adjusted over 6 comparisons" and head["p_text"] in head["sentence"]
     assert head["p_text"] in sentence.sentence()
-    data = compare.to_jsonable(upload.parse_upload(EXAMPLE.read_bytes(), EXAMPLE.name), comparison, sig,
+    data = tables.to_jsonable(upload.parse_upload(EXAMPLE.read_bytes(), EXAMPLE.name), comparison, sig,
                                with_segments=False)
     assert data["significance"]["family"] == 6 and data["headline"]["p_text"] == head["p_text"]
 
@@ -301,7 +301,7 @@ def test_small_length_buckets_are_merged_and_every_bucket_has_the_pages_interval
     comparison = compare.results_for(scorer, compare.score_dataset(scorer, small), 4, False)
     lengths = np.array([len(r[0].split()) for r in small.references])
     assert sorted(lengths[lengths > 20]) == [21]  # the premise: a bucket of one segment
-    buckets = compare.length_buckets(small, comparison)
+    buckets = tables.length_buckets(small, comparison)
     sizes = dict(zip(buckets["Bucket"], buckets["Segments"]))
     assert sizes == {"1–10 words": 5, "11–30 words": 7}
     row = buckets[(buckets["Bucket"] == "11–30 words") & (buckets["System"] == "errors")].iloc[0]
@@ -311,7 +311,7 @@ def test_small_length_buckets_are_merged_and_every_bucket_has_the_pages_interval
     assert row["F1"] == pytest.approx(float(values.mean()))
     assert (row["CI low"], row["CI high"]) == (means[25], means[974])
     tiny = compare.without_segments(dataset, range(3, 30))  # 7, 13 and 7 words: below the bound, one bucket
-    one = compare.length_buckets(tiny, compare.results_for(scorer, compare.score_dataset(scorer, tiny), 4, False))
+    one = tables.length_buckets(tiny, compare.results_for(scorer, compare.score_dataset(scorer, tiny), 4, False))
     assert set(one["Bucket"]) == {"1–20 words"} and set(one["Segments"]) == {3}
     fig = compare_plots.bucket_figure(buckets)
     trace = next(t for t in fig.data if t.name == "errors")
@@ -327,16 +327,16 @@ def surface(dataset):
 def test_tables_carry_sacrebleus_scores(scorer, run, dataset, surface):
     comparison = compare.results_for(scorer, run[0], 4, False)
     sig = compare.significance(comparison)
-    table = compare.system_table(comparison, sig, surface)
+    table = tables.system_table(comparison, sig, surface)
     assert list(table.columns)[-4:] == ["chrF", "BLEU", "TER", "Segments"]
     refs = [r[0] for r in dataset.references]
     for row in table.to_dict(orient="records"):
         assert row["chrF"] == sacrebleu.corpus_chrf(dataset.systems[row["System"]], [refs]).score
         assert row["TER"] == sacrebleu.corpus_ter(dataset.systems[row["System"]], [refs]).score
-    frame = compare.segment_table(dataset, comparison, surface=surface)
+    frame = tables.segment_table(dataset, comparison, surface=surface)
     assert frame["BLEU · errors"].tolist() == [sacrebleu.sentence_bleu(h, [r]).score
                                                for h, r in zip(dataset.systems["errors"], refs)]
-    data = json.loads(to_json(compare.to_jsonable(dataset, comparison, sig, surface=surface)))
+    data = json.loads(to_json(tables.to_jsonable(dataset, comparison, sig, surface=surface)))
     assert data["sacrebleu"]["chrF"]["corpus_signature"].startswith("chrF2|nrefs:1|")
     assert data["segments"][0]["systems"]["literal"]["TER"] == surface.metrics["TER"].sentence["literal"][0]
 
@@ -346,7 +346,7 @@ def test_versus_baseline_table_reads_each_analysis(scorer, run, surface):
     chrf = sacrebleu_metrics.metric_significance(surface, "chrF",
                                                  sacrebleu_metrics.resampled_scores(surface.metrics["chrF"]))
     sigs = {"F1": compare.significance(comparison), "chrF": chrf}
-    frame = compare.versus_baseline_table(sigs, "errors")
+    frame = tables.versus_baseline_table(sigs, "errors")
     assert frame["System"].tolist()[0] == "errors" and np.isnan(frame["chrF p"].iloc[0])
     row = frame[frame["System"] == "paraphrase"].iloc[0]
     expected = next(r for r in chrf.rebase("errors").versus_baseline if r.system == "paraphrase")
@@ -373,7 +373,7 @@ def test_rank_table_marks_the_systems_the_metrics_rank_differently(scorer):
         ",".join([r] + [systems[s][i] for s in systems]) + "\n" for i, r in enumerate(refs))).encode(), "r.csv")
     comparison = compare.results_for(scorer, compare.score_dataset(scorer, ds), 4, False)
     surface = sacrebleu_metrics.surface_scores(ds.systems, ds.references)
-    frame = compare.rank_table(comparison, surface, "chrF")
+    frame = tables.rank_table(comparison, surface, "chrF")
     f1 = {s: float(comparison.results[s].f1.mean()) for s in systems}
     chrf = surface.metrics["chrF"].corpus
     for row in frame.to_dict(orient="records"):
@@ -398,6 +398,6 @@ def test_each_mean_on_the_calibration_ladder_is_its_raw_mean(scorer, run):
         mean = float(raw.results[name].f1.mean())
         assert reading.value == pytest.approx(mean, abs=1e-12) and reading.layer == 4
         assert reading.percentile_random == calibration.percentile(mean, 4, "f1")
-    frame = compare.system_table(raw, compare.significance(raw), readings=readings)
-    assert frame[compare.RANDOM_COLUMN].tolist() == [readings[s].percentile_random for s in frame["System"]]
-    assert set(frame[compare.BAND_COLUMN]) == {"—"}  # no human bands in this calibration
+    frame = tables.system_table(raw, compare.significance(raw), readings=readings)
+    assert frame[tables.RANDOM_COLUMN].tolist() == [readings[s].percentile_random for s in frame["System"]]
+    assert set(frame[tables.BAND_COLUMN]) == {"—"}  # no human bands in this calibration

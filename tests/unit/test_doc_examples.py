@@ -180,8 +180,9 @@ def _results_parquet(path: Path, outputs_csv: Path) -> None:
     import pyarrow.parquet as pq
 
     from bertscore_viz import Scorer
-    from bertscore_viz.evaluation import compare, results_file
+    from bertscore_viz.evaluation import compare
     from bertscore_viz.files import upload
+    from bertscore_viz.files.results import format as results_format
 
     table, problems = upload.read_table(outputs_csv.read_bytes(), "outputs.csv")
     mapping, _ = upload.detect_mapping([c for c in dict.fromkeys(table.columns) if c])
@@ -197,7 +198,7 @@ def _results_parquet(path: Path, outputs_csv: Path) -> None:
             "candidate": [c for s in names for c in ds.systems[s]],
             "references": pa.array([r for _ in names for r in ds.references], type=pa.list_(pa.string())),
             "source": pa.array([x for _ in names for x in (ds.sources or [None] * n)], type=pa.string())}
-    for c in results_file.SCORE_COLUMNS:
+    for c in results_format.SCORE_COLUMNS:
         attr = c.removeprefix("raw_").removeprefix("rescaled_")
         values = np.concatenate([getattr(comparison.results[s], attr) for s in names])
         cols[c] = pa.nulls(len(values), pa.float64()) if c.startswith("rescaled_") else values
@@ -205,7 +206,7 @@ def _results_parquet(path: Path, outputs_csv: Path) -> None:
     cols["notes"] = [""] * (n * len(names))
     sig = next(iter(comparison.results.values())).signature
     path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.table(cols).replace_schema_metadata(results_file.metadata(sig, None, names, n)), path)
+    pq.write_table(pa.table(cols).replace_schema_metadata(results_format.metadata(sig, None, names, n)), path)
 
 
 @pytest.fixture(scope="module")

@@ -37,11 +37,13 @@ def test_match_sets_the_idf_too_and_fixed_idf_wins():
     stats = sc.match(CANDS, REFS)
     row = sc.result(stats)
     pair = sc.explain(CANDS[0], REFS[0])
-    assert pair.f1 == pytest.approx(row.f1[0], abs=1e-12)
+    # 1e-6: the pair's vectors may come from another batch than the call's (the cache is shared by every test of
+    # this process, in whatever order they run); a wrong idf moves F1 by far more
+    assert pair.f1 == pytest.approx(row.f1[0], abs=1e-6)
     fixed = Scorer(idf=True, idf_sentences=REFS[:2])
     fixed.score(CANDS, REFS)
     want = Scorer(idf=True, idf_sentences=REFS[:2]).explain(CANDS[3], REFS[3])
-    assert fixed.explain(CANDS[3], REFS[3]).f1 == pytest.approx(want.f1, abs=1e-12)
+    assert fixed.explain(CANDS[3], REFS[3]).f1 == pytest.approx(want.f1, abs=1e-6)
 
 
 def test_idf_from_one_reference_alone_is_warned():

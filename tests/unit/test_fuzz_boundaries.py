@@ -160,7 +160,7 @@ def _model_once():
 @settings(max_examples=150, deadline=None)
 @given(st.binary(max_size=400))
 def test_any_bytes_as_a_results_file_are_a_table_or_an_engine_error(data):
-    from bertscore_viz.evaluation.results_file import read_results
+    from bertscore_viz.files.results.table import read_results
 
     try:
         read_results(b"PAR1" + data + b"PAR1", max_bytes=2**20, max_rows=1000)
@@ -182,16 +182,17 @@ def test_any_results_metadata_is_read_or_refused_with_an_engine_error(fields):
 
     import pyarrow.parquet as pq
 
-    from bertscore_viz.evaluation import results_file
+    from bertscore_viz.files.results import format as results_format
+    from bertscore_viz.files.results import table as results_table
 
-    info = {"format": results_file.FORMAT, "format_version": 2, "settings": {"model": "m", "layer": 4, "idf": False},
+    info = {"format": results_format.FORMAT, "format_version": 2, "settings": {"model": "m", "layer": 4, "idf": False},
             "systems": ["A"], "n_segments": 1, "baseline": None, **fields}
-    table = results_file.schema().empty_table().replace_schema_metadata(
-        {results_file.META_KEY: json.dumps(info).encode()})
+    table = results_format.schema().empty_table().replace_schema_metadata(
+        {results_format.META_KEY: json.dumps(info).encode()})
     buf = io.BytesIO()
     pq.write_table(table, buf)
     try:
-        results_file.read_results(buf.getvalue(), max_rows=10)
+        results_table.read_results(buf.getvalue(), max_rows=10)
     except BertScoreVizError as exc:
         assert str(exc)
 

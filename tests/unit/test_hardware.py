@@ -1,4 +1,4 @@
-"""The hardware probe (bertscore_viz.engine.hardware): the FLOP formula against a hand count and against torch's own
+"""The hardware probe (bertscore_viz.serving.hardware): the FLOP formula against a hand count and against torch's own
 FLOP counter on the bundled model's real forward, the probe's contract and its cache, the estimate's arithmetic
 (by hand from the probe's numbers), its monotonicity and its distance from a real measured scoring run, and the texts
 the app and the CLI show (both branches: bf16 fast here, and slower on a probe result that says so)."""
@@ -15,11 +15,11 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from bertscore_viz import Scorer
-from bertscore_viz.engine import hardware as hw
 from bertscore_viz.engine.cache import CACHE
 from bertscore_viz.engine.encoder import model_through_layer
 from bertscore_viz.errors import InputError, ModelError
 from bertscore_viz.models.spec import resolve_model
+from bertscore_viz.serving import hardware as hw
 
 DATA = Path(os.environ.get("BERTSCORE_VIZ_DATA") or Path(__file__).resolve().parents[2] / "data") \
     / "wmt16-da-to-english"

@@ -18,8 +18,9 @@ import pytest
 from bertscore_viz.distributed.inputs import read_input
 from bertscore_viz.engine.results import Signature
 from bertscore_viz.errors import BertScoreVizError, InputError
-from bertscore_viz.evaluation import results_file
 from bertscore_viz.files import limits
+from bertscore_viz.files.results import format as results_format
+from bertscore_viz.files.results import table as results_table
 from bertscore_viz.files.upload import parse_upload
 
 SIG = Signature("all-MiniLM-L6-v2", 4, False, False, False, "fp32", "5.0")
@@ -38,12 +39,12 @@ def _results_parquet(n_segments: int, systems=("A", "B"), text: str = "The cat s
             "candidate": pa.array([text] * n).dictionary_encode(),
             "references": pa.array([[text]] * n, type=pa.list_(pa.string())),
             "source": pa.array([None] * n, type=pa.string())}
-    for c in results_file.SCORE_COLUMNS:  # no baseline in the metadata: rescaled columns are null, as written
+    for c in results_format.SCORE_COLUMNS:  # no baseline in the metadata: rescaled columns are null, as written
         cols[c] = pa.nulls(n, pa.float64()) if c.startswith("rescaled_") else np.full(n, 0.5)
     cols["best_reference"] = np.zeros(n, dtype=np.int64)
     cols["notes"] = pa.array([""] * n)
     table = pa.table(cols)
-    md = results_file.metadata(SIG, None, list(systems), n_segments) if meta is None else meta
+    md = results_format.metadata(SIG, None, list(systems), n_segments) if meta is None else meta
     table = table.replace_schema_metadata(md)
     buf = io.BytesIO()
     pq.write_table(table, buf, compression="zstd")
@@ -54,15 +55,15 @@ def test_a_tiny_parquet_of_millions_of_rows_is_refused_from_its_footer_before_re
     data = _results_parquet(1_000_000, constant=True)
     assert len(data) < 400_000  # a few hundred KB on disk...
     with pytest.raises(limits.LimitExceeded, match="holds 2,000,000 rows; at most 50 are read here"):
-        results_file.read_results(data, max_bytes=50 * 2**20, max_rows=50)
+        results_table.read_results(data, max_bytes=50 * 2**20, max_rows=50)
 
 
 def test_text_that_expands_beyond_the_limit_is_refused_while_reading():
     data = _results_parquet(2000, text="x" * 5000, constant=True)  # 20 MB of text, a dictionary of one value
     assert len(data) < 200_000
     with pytest.raises(limits.LimitExceeded, match="expands to more than 1,000,000 characters"):
-        results_file.read_results(data, max_rows=10_000, max_chars=1_000_000)
-    ok = results_file.read_results(_results_parquet(20), max_bytes=2**20, max_rows=50)
+        results_table.read_results(data, max_rows=10_000, max_chars=1_000_000)
+    ok = results_table.read_results(_results_parquet(20), max_bytes=2**20, max_rows=50)
     assert ok.dataset.n_segments == 20 and list(ok.dataset.systems) == ["A", "B"]
 
 
@@ -75,19 +76,19 @@ def test_text_that_expands_beyond_the_limit_is_refused_while_reading():
     ({"baseline": [0.5, 0.5, 1.0]}, "F = 1.0 for layer 4"),
 ])
 def test_edited_metadata_is_refused_with_a_message(change, match):
-    md = results_file.metadata(SIG, None, ["A", "B"], 20)
-    info = json.loads(md[results_file.META_KEY])
+    md = results_format.metadata(SIG, None, ["A", "B"], 20)
+    info = json.loads(md[results_format.META_KEY])
     info.update(change)
-    md[results_file.META_KEY] = json.dumps(info).encode()
+    md[results_format.META_KEY] = json.dumps(info).encode()
     with pytest.raises(BertScoreVizError, match=match):
-        results_file.read_results(_results_parquet(20, meta=md), max_rows=100)
+        results_table.read_results(_results_parquet(20, meta=md), max_rows=100)
 
 
 def test_deeply_nested_metadata_is_refused_not_a_recursion_error():
-    md = results_file.metadata(SIG, None, ["A", "B"], 20)
-    md[results_file.META_KEY] = b'{"format": "bertscore-viz-results", "x": ' + b"[" * 5000 + b"]" * 5000 + b"}"
+    md = results_format.metadata(SIG, None, ["A", "B"], 20)
+    md[results_format.META_KEY] = b'{"format": "bertscore-viz-results", "x": ' + b"[" * 5000 + b"]" * 5000 + b"}"
     with pytest.raises(InputError, match="nested 5,001 levels deep"):
-        results_file.read_results(_results_parquet(20, meta=md))
+        results_table.read_results(_results_parquet(20, meta=md))
 
 
 DEEP = b'{"reference": "a", "A": ' + b"[" * 5000 + b"]" * 5000 + b"}\n"

@@ -41,6 +41,7 @@ def test_a_cluster_can_hold_significant_pairs_and_the_help_says_so():
     assert len(clusters) == 1 and standings[0].wins == 13
     from pathlib import Path
 
-    page = (Path(__file__).resolve().parents[2] / "bertscore_viz" / "app" / "ui" / "compare_results.py").read_text()
+    page = (Path(__file__).resolve().parents[2] / "bertscore_viz" / "app" / "app_pages" / "compare"
+            / "results.py").read_text()
     assert "are not separated" not in page and "may still differ significantly" in page
     assert "not separated" not in (sg.clusters.__doc__ or "")

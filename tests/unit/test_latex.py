@@ -20,7 +20,7 @@ from bertscore_viz import Scorer
 from bertscore_viz.evaluation import compare
 from bertscore_viz.evaluation.latex import SIGNIFICANT_MARK, latex_document, latex_escape, latex_table
 from bertscore_viz.evaluation.significance import format_p
-from bertscore_viz.files.upload import Dataset
+from bertscore_viz.files.dataset import Dataset
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "wmt16-da-to-english"
 N = 30

@@ -12,9 +12,9 @@ import pytest
 
 from bertscore_viz import Scorer
 from bertscore_viz.errors import InputError
-from bertscore_viz.evaluation import power as pw
 from bertscore_viz.evaluation.significance import analyse, bootstrap_means, p_value
 from bertscore_viz.locations import EXAMPLES_DIR
+from bertscore_viz.stats import power as pw
 
 
 def skewed_differences(n: int = 120, seed: int = 5) -> np.ndarray:

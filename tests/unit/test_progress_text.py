@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bertscore_viz.app.ui.messages import duration, progress_text
+from bertscore_viz.app.shared.messages import duration, progress_text
 
 
 @pytest.mark.parametrize("seconds, text", [(0, "0 s"), (42.4, "42 s"), (59.6, "1 min 00 s"), (185, "3 min 05 s"),

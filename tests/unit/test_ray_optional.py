@@ -41,7 +41,7 @@ BLOCK_RAY = textwrap.dedent(
 SCRIPT = BLOCK_RAY + textwrap.dedent(
     """
     import os
-    import bertscore_viz.distributed.jobs as d, bertscore_viz.evaluation.results_file, bertscore_viz.cli.entry as cli
+    import bertscore_viz.distributed.jobs as d, bertscore_viz.files.results.table, bertscore_viz.cli.entry as cli
     assert "ray" not in sys.modules
     cli.build_parser().parse_args(["score", "--ray", "--input", "x.csv", "--output", "out"])
     open("in.csv", "w").write("reference,sys\\nThe cat sat.,A cat sat.\\n")
@@ -71,13 +71,13 @@ def _results_parquet(path: Path) -> Path:
     import pyarrow.parquet as pq
 
     from bertscore_viz.engine.results import Signature
-    from bertscore_viz.evaluation import results_file
+    from bertscore_viz.files.results import format as results_format
 
     ds = upload.parse_upload(b"segment_id,reference,sys_a,sys_b\n1,The cat sat.,A cat sat.,Cats.\n"
                              b"2,A dog ran.,The dog ran.,Dog.\n3,It rains.,It is raining.,Rain.\n", "x.csv")
     names = list(ds.systems)
     raw = np.array([[0.9, 0.8, 0.85], [0.5, 0.4, 0.45]] * 3, dtype=np.float64)
-    meta = results_file.metadata(Signature("all-MiniLM-L6-v2", 4, False), None, names, ds.n_segments, {"job": "x"})
+    meta = results_format.metadata(Signature("all-MiniLM-L6-v2", 4, False), None, names, ds.n_segments, {"job": "x"})
     table = distributed._block_table(ds, names, 0, ds.n_segments, raw, np.zeros(6, dtype=np.int64), [""] * 6, None,
                                      False, meta)
     pq.write_table(table, path)
@@ -97,7 +97,7 @@ def test_app_and_pages_run_without_ray(tmp_path):
         at.run()
         assert not at.exception, at.exception
         for page in ("inspect.py", "baselines.py", "compare.py"):
-            at.switch_page(str(root / "bertscore_viz" / "app" / "app_pages" / page))
+            at.switch_page(str(root / "bertscore_viz" / "app" / "app_pages" / page.removesuffix(".py") / "page.py"))
             if page == "compare.py":
                 at.session_state["compare_input"] = {{"name": "scores.parquet",
                                                      "data": Path({str(scores)!r}).read_bytes()}}

@@ -19,8 +19,8 @@ from bertscore_viz import Scorer
 from bertscore_viz.engine.results import ScoreResult, Signature
 from bertscore_viz.errors import InputError
 from bertscore_viz.evaluation import compare
-from bertscore_viz.evaluation.randomization import paired_randomization
 from bertscore_viz.evaluation.significance import analyse
+from bertscore_viz.figures import tables
 from bertscore_viz.figures.report import (
     CONTENT_SECURITY_POLICY,
     DEFAULT_MAX_BYTES,
@@ -30,7 +30,9 @@ from bertscore_viz.figures.report import (
     report_html,
     scorer_explainer,
 )
-from bertscore_viz.files.upload import Dataset, Problem
+from bertscore_viz.files.dataset import Dataset
+from bertscore_viz.files.tables import Problem
+from bertscore_viz.stats.randomization import paired_randomization
 
 EVIL_A = '<script>alert("a")</script>'
 EVIL_B = "B & <b>bold</b> 'quoted'"
@@ -145,7 +147,7 @@ def test_no_url_outside_the_inlined_library(report):
 def test_system_table_and_significance_are_the_pages(scored, report):
     ds, comparison, sig, _ = scored
     text = "".join(parse(report.html).text)
-    table = compare.system_table(comparison, sig)
+    table = tables.system_table(comparison, sig)
     rows = re.findall(r"<tr>(.*?)</tr>", report.html.split("<h2>Systems</h2>")[1].split("</table>")[0])
     cells = [c for c in (re.findall(r"<td[^>]*>(.*?)</td>", r) for r in rows) if c]
     assert len(cells) == len(table)

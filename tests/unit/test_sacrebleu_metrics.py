@@ -20,6 +20,7 @@ from bertscore_viz.evaluation import sacrebleu_metrics as sm
 from bertscore_viz.evaluation import significance as sig
 from bertscore_viz.files import upload
 from bertscore_viz.locations import EXAMPLES_DIR
+from bertscore_viz.stats import resampling
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "wmt16-da-to-english"
 CORPUS = {"chrF": sacrebleu.corpus_chrf, "BLEU": sacrebleu.corpus_bleu, "TER": sacrebleu.corpus_ter}
@@ -163,7 +164,7 @@ def test_a_metric_over_its_bound_is_left_out_with_the_reason(wmt):
 
 
 def test_resamples_in_blocks_are_the_same_resamples(scored, resampled, monkeypatch):
-    monkeypatch.setattr(sig, "_BLOCK_CELLS", 130)  # three resamples of 40 segments per block
+    monkeypatch.setattr(resampling, "_BLOCK_CELLS", 130)  # three resamples of 40 segments per block
     blocks = sm.resampled_scores(scored.metrics["BLEU"])
     for name in blocks:
         assert np.array_equal(blocks[name], resampled["BLEU"][name])

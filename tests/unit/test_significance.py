@@ -15,6 +15,7 @@ from bertscore_viz.evaluation.significance import (
     percentile_ci,
     rank_order,
 )
+from bertscore_viz.stats import resampling
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +91,7 @@ def test_seed_is_fixed_and_shown(data):
 
 def test_resamples_drawn_in_blocks_equal_one_draw(data, monkeypatch):
     whole = bootstrap_means(data)
-    monkeypatch.setattr(sig, "_BLOCK_CELLS", 450)  # 2 resamples of 200 segments per block
+    monkeypatch.setattr(resampling, "_BLOCK_CELLS", 450)  # 2 resamples of 200 segments per block
     blocks = bootstrap_means(data)
     for k in data:
         assert np.array_equal(whole[k], blocks[k])

@@ -143,7 +143,7 @@ def test_markers_use_the_pages_colours_and_file_names_say_what_they_hold():
     from matplotlib.figure import Figure
 
     from bertscore_viz import Scorer
-    from bertscore_viz.app.ui.explain_view import download_stem
+    from bertscore_viz.app.shared.explain_view import download_stem
     from bertscore_viz.figures.plots import COL_MAX_COLOR, ROW_MAX_COLOR
 
     pair = Scorer().explain("The cat sat on the mat.", "A cat was sitting on the mat.")

@@ -6,8 +6,8 @@ The layers, from the ground up (a module may import its own sub-package and anyt
 0. ``errors``, ``versions``, ``locations``, ``extras``, ``progress``: what everything shares;
 1. ``models``: names, catalog and offline installs;
 2. ``engine``: tokenizer, the one model runner, the kernels, scoring and explanations;
-3. ``files``, ``loss``, ``consensus``, ``rescaling``: inputs and outputs, the training loss, consensus among
-   samples, baselines;
+3. ``files``, ``loss``, ``consensus``, ``rescaling``, ``stats``: inputs and outputs, the training loss, consensus
+   among samples, baselines, the statistics of comparing systems (numpy only);
 4. ``evaluation``, ``figures``: statistics, comparisons, agreement with humans, reports; plotly and matplotlib;
 5. ``distributed``, ``serving``, ``integrations``: Ray, the server's policies, the evaluate/torchmetrics drop-ins;
 6. ``cli``, ``app``: the clients.
@@ -26,7 +26,7 @@ LAYERS = {
     "errors": 0, "versions": 0, "locations": 0, "extras": 0, "progress": 0,
     "models": 1,
     "engine": 2,
-    "files": 3, "loss": 3, "consensus": 3, "rescaling": 3,
+    "files": 3, "loss": 3, "consensus": 3, "rescaling": 3, "stats": 3,
     "evaluation": 4, "figures": 4,
     "distributed": 5, "serving": 5, "integrations": 5,
     "cli": 6, "app": 6,
@@ -179,3 +179,40 @@ def test_modules_and_functions_stay_readable(path):
                 long.append(f"{node.name} ({size} lines; cut it into named steps, or say why not in a "
                             "'# long: ...' comment on its def line)")
     assert not long, "\n".join(long)
+
+
+#: The modules allowed to call ``Scorer(...)``: the scorer itself (``score()``, ``Scorer.replace``) and the options
+#: object that every client builds its scorer from.
+SCORER_BUILDERS = {"bertscore_viz.engine.scorer", "bertscore_viz.engine.options"}
+
+
+def _scorer_calls(path: Path) -> list[int]:
+    """Lines of ``path`` that call ``Scorer(...)`` (by that name or as ``module.Scorer(...)``)."""
+    calls = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.id if isinstance(f, ast.Name) else (f.attr if isinstance(f, ast.Attribute) else None)
+            if name == "Scorer":
+                calls.append(node.lineno)
+    return calls
+
+
+def test_every_client_builds_its_scorer_from_the_options_object():
+    """No module but the scorer and the options object spells the scorer's keywords: clients (the CLI, the app,
+    Ray, the loss, the drop-ins, evaluation) build a scorer with ``ScoringOptions(...).scorer()`` or derive one with
+    ``scorer.replace(...)``, so options are resolved in one place."""
+    found = [f"{path.relative_to(ROOT)}:{line} calls Scorer(...): build it with ScoringOptions(...).scorer()"
+             for module, path in MODULES.items() if module not in SCORER_BUILDERS for line in _scorer_calls(path)]
+    assert not found, "\n".join(found)
+
+
+def test_the_scorer_check_finds_a_direct_construction(tmp_path):
+    """The check above can fail: a client module that builds a Scorer directly is found."""
+    client = tmp_path / "client.py"
+    client.write_text("from bertscore_viz.engine.scorer import Scorer\n\n\ndef f(args):\n"
+                      "    return Scorer(model=args.model, layer=args.layer)\n", encoding="utf-8")
+    aliased = tmp_path / "aliased.py"
+    aliased.write_text("from bertscore_viz.engine import scorer\nx = scorer.Scorer(layer=3)\n", encoding="utf-8")
+    assert _scorer_calls(client) == [5]
+    assert _scorer_calls(aliased) == [2]

@@ -22,10 +22,11 @@ import pytest
 from bertscore_viz import Scorer
 from bertscore_viz.engine.results import Signature
 from bertscore_viz.errors import InputError
-from bertscore_viz.evaluation import results_file
 from bertscore_viz.evaluation.correlation import agreement
 from bertscore_viz.files import formats, limits, tables, upload
 from bertscore_viz.files.human_scores import MAX_HUMAN_MAGNITUDE, parse_human_scores, parse_number
+from bertscore_viz.files.results import format as results_format
+from bertscore_viz.files.results import table as results_table
 from bertscore_viz.files.textfile import decode_text
 from bertscore_viz.files.upload import ColumnMapping, parse_upload
 from bertscore_viz.serving import isolated
@@ -301,7 +302,7 @@ def _zip() -> bytes:
 
 
 @pytest.mark.parametrize("data, fragments", [
-    (__import__("gzip").compress(b"reference,A\nr,a\n"), ["a gzip-compressed file", "gunzip"]),
+    (__import__("gzip").compress(b"reference,A\nr,a\n", mtime=0), ["a gzip-compressed file", "gunzip"]),
     (_xlsx(), ["an Excel workbook (.xlsx", "CSV UTF-8"]),
     (_zip(), ["a zip archive", "unzip"]),
     (b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n", ["a PDF document"]),
@@ -409,10 +410,10 @@ def _results(raw_scores, edit=None, idf=False, baseline=BASELINE, schema_edit=No
             "best_reference": [0] * len(rows), "notes": [""] * len(rows)}
     if edit is not None:
         edit(cols)
-    schema = results_file.schema()
+    schema = results_format.schema()
     if schema_edit is not None:
         schema = schema_edit(schema)
-    meta = results_file.metadata(Signature("all-MiniLM-L6-v2", 4, idf, False, False, "fp32", "5.0"), baseline, names,
+    meta = results_format.metadata(Signature("all-MiniLM-L6-v2", 4, idf, False, False, "fp32", "5.0"), baseline, names,
                                  n)
     arrays = [pa.nulls(len(rows), f.type) if cols[f.name] is None else pa.array(cols[f.name], type=f.type)
               for f in schema]
@@ -422,13 +423,13 @@ def _results(raw_scores, edit=None, idf=False, baseline=BASELINE, schema_edit=No
 
 
 def test_a_good_results_file_reads_back_its_numbers(raw_scores):
-    table = results_file.read_results(_results(raw_scores))
+    table = results_table.read_results(_results(raw_scores))
     for name in CANDS:
         np.testing.assert_array_equal(table.columns[name]["raw_f1"], raw_scores[name].raw_f1)
         expected = (raw_scores[name].raw_f1 - BASELINE[2]) / (1 - BASELINE[2])
         np.testing.assert_allclose(table.columns[name]["rescaled_f1"], expected, rtol=0, atol=1e-12)
     assert table.has_rescaled
-    assert not results_file.read_results(_results(raw_scores, baseline=None)).has_rescaled
+    assert not results_table.read_results(_results(raw_scores, baseline=None)).has_rescaled
 
 
 def _set(column, index, value):
@@ -463,7 +464,7 @@ def _set(column, index, value):
 def test_edited_results_values_are_refused_with_the_row_named(raw_scores, edit, schema_edit, fragment):
     data = _results(raw_scores, edit, schema_edit=schema_edit)
     with pytest.raises(InputError) as info:
-        results_file.read_results(data)
+        results_table.read_results(data)
     assert fragment in str(info.value)
 
 
@@ -476,10 +477,10 @@ def test_nan_precision_or_recall_is_bert_scores_own_only_with_idf(raw_scores):
         cols.update(raw_recall=recall, recall=recall, raw_f1=f1, f1=f1)
         for k, b in zip(("precision", "recall", "f1"), BASELINE):
             cols[f"rescaled_{k}"] = [(x - b) / (1 - b) for x in cols[f"raw_{k}"]]
-    table = results_file.read_results(_results(raw_scores, degenerate, idf=True))
+    table = results_table.read_results(_results(raw_scores, degenerate, idf=True))
     assert np.isnan(table.columns["A"]["raw_recall"][0]) and table.columns["A"]["raw_f1"][0] == 0.0
     with pytest.raises(InputError, match="raw_recall = nan in row 1"):
-        results_file.read_results(_results(raw_scores, degenerate, idf=False))
+        results_table.read_results(_results(raw_scores, degenerate, idf=False))
 
 
 @pytest.mark.parametrize("change, fragment", [({"precision": "fp8"}, "precision = 'fp8'"),
@@ -488,13 +489,13 @@ def test_nan_precision_or_recall_is_bert_scores_own_only_with_idf(raw_scores):
 def test_edited_signature_fields_are_refused(raw_scores, change, fragment):
     data = _results(raw_scores)
     table = pq.read_table(io.BytesIO(data))
-    info = json.loads(table.schema.metadata[results_file.META_KEY])
+    info = json.loads(table.schema.metadata[results_format.META_KEY])
     info["settings"].update(change)
-    table = table.replace_schema_metadata({**table.schema.metadata, results_file.META_KEY: json.dumps(info).encode()})
+    table = table.replace_schema_metadata({**table.schema.metadata, results_format.META_KEY: json.dumps(info).encode()})
     buf = io.BytesIO()
     pq.write_table(table, buf)
     with pytest.raises(InputError, match=fragment):
-        results_file.read_results(buf.getvalue())
+        results_table.read_results(buf.getvalue())
 
 
 # --- 2. isolation: a worker process with a time and a memory limit --------------------------------------------------

@@ -368,7 +368,7 @@ def test_figures_mark_the_window_boundaries(window, long_pair):
 
 
 def test_the_boundaries_are_said_in_words_and_where_to_pan():
-    from bertscore_viz.app.ui.long_texts import describe_cuts
+    from bertscore_viz.app.shared.long_texts import describe_cuts
 
     assert describe_cuts([], [], (10, 10)) == ""
     # a cut at cell coordinate k - 0.5 is before the (k + 1)-th row counted from 1 (from 0 on the walkthrough)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bertscore_viz.engine.arguments import normalize_inputs
-from bertscore_viz.engine.scorer import Scorer
+from bertscore_viz.engine.options import ScoringOptions
 from bertscore_viz.errors import InputError, shorten
 from bertscore_viz.models.spec import default_model_name
 from bertscore_viz.progress import progress_bar
@@ -111,7 +111,7 @@ def hub_compute(predictions: Sequence[str], references: Sequence, scorers: dict 
     scorers = {} if scorers is None else scorers
     if key not in scorers:
         scorers.clear()
-        scorers[key] = Scorer(**options)
+        scorers[key] = ScoringOptions(**options).scorer()
     scorer = scorers[key]
     preds, refs = check_hub_inputs(predictions, references)
     if verbose:

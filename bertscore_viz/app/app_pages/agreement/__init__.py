@@ -1,0 +1,1 @@
+"""The Agreement page (``page.py``): the rated input, the work, the view, the disagreements."""

@@ -1,0 +1,198 @@
+"""The Agreement page's input: an upload (a table of rated outputs, or a zip in WMT's mt-metrics-eval layout), the
+built-in WMT16 DA example, or the Compare page's file when it has a human-score column; then the choices that read
+it (the human-score column of a table; test set, language pair, reference and human scores of an mt-metrics-eval
+zip), and the rated outputs read within this server's limits.
+
+The uploader's key changes whenever the input comes from elsewhere (the example, the Compare page's file), so that
+it no longer shows a file that is not the input.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from bertscore_viz.app import gateway
+from bertscore_viz.app.app_pages.agreement import work
+from bertscore_viz.app.state.compare import compare_input
+from bertscore_viz.app.state.kept import Keyed
+from bertscore_viz.errors import InputError
+from bertscore_viz.evaluation.levels import document_keys
+from bertscore_viz.files import upload
+from bertscore_viz.files.human_scores import HumanScored, find_human_column
+from bertscore_viz.locations import EXAMPLES_DIR
+from bertscore_viz.serving import isolated
+
+__all__ = ["AUTO", "EXAMPLE_HELP", "EXAMPLE_LABEL", "EXAMPLE_NAME", "INPUT_KEY", "choose_input",
+           "compare_upload_with_human", "current_input", "header_columns", "is_mtme", "load_example", "read_rated",
+           "set_input", "uploader_key"]
+
+#: ``{"name", "data", "origin"}`` of the input (tests may set it).
+INPUT_KEY = "agreement_input"
+#: How many times the input came from elsewhere than the uploader (part of the uploader's key).
+_UPLOADER_VERSION = "_agr_uploader_version"
+_UPLOAD_ID = "_agr_file_id"
+EXAMPLE_NAME = "wmt16_da_to_english.csv"
+EXAMPLE_LABEL = "Load the example"
+EXAMPLE_HELP = ("WMT16 direct assessment, six language pairs into English: 3,360 machine translations, each rated "
+                "by humans (DA z-scores), with one reference; the language pairs are the groups.")
+#: The human-score column chooser's "find it" choice.
+AUTO = "(detect)"
+
+
+def set_input(name: str, data: bytes, origin: str) -> None:
+    st.session_state[INPUT_KEY] = {"name": name, "data": data, "origin": origin}
+
+
+def current_input() -> dict | None:
+    return st.session_state.get(INPUT_KEY)
+
+
+def uploader_key() -> str:
+    return f"agr_file_{st.session_state.get(_UPLOADER_VERSION, 0)}"
+
+
+def _from_elsewhere() -> None:
+    """The input now comes from elsewhere: a new, empty uploader."""
+    st.session_state[_UPLOADER_VERSION] = st.session_state.get(_UPLOADER_VERSION, 0) + 1
+
+
+def load_example() -> None:
+    """The built-in example becomes the input (a button's callback: before the page draws the uploader)."""
+    set_input(EXAMPLE_NAME, (EXAMPLES_DIR / EXAMPLE_NAME).read_bytes(), "example")
+    _from_elsewhere()
+
+
+def _use_compare_file() -> None:
+    item = compare_input()
+    if item:
+        set_input(item["name"], item["data"], "compare")
+        _from_elsewhere()
+
+
+def is_mtme(item: dict) -> bool:
+    """Whether the input is a zip (read in the mt-metrics-eval layout)."""
+    return item["name"].lower().endswith(".zip")
+
+
+def compare_upload_with_human() -> dict | None:
+    """The Compare page's input when its header has a human-score column (else None)."""
+    item = compare_input()
+    if not item or item.get("name", "").endswith((".parquet", ".zip")):
+        return None
+    table, _ = upload.read_table(item["data"][:65536] + b"\n", item["name"], max_rows=2)
+    if table is None or find_human_column(list(table.columns)) is None:
+        return None
+    return item
+
+
+def header_columns(data: bytes, name: str) -> list[str]:
+    table, _ = upload.read_table(data[:65536] + b"\n", name, max_rows=2)
+    return [] if table is None else [c for c in table.columns if c]
+
+
+def choose_input() -> dict | None:
+    """The uploader, the example button and (when the Compare page's file has human scores) its button."""
+    up = st.file_uploader("Rated outputs: CSV, TSV or JSON Lines with a human-score column, or a zip in WMT's "
+                          "mt-metrics-eval layout", type=["csv", "tsv", "txt", "jsonl", "json", "zip"],
+                          key=uploader_key(), max_upload_size=gateway.upload_widget_mb(),
+                          help=gateway.upload_help(rows=True))
+    if up is not None and st.session_state.get(_UPLOAD_ID) != up.file_id:
+        st.session_state[_UPLOAD_ID] = up.file_id
+        set_input(up.name, up.getvalue(), "upload")
+    row = st.container(horizontal=True, gap="small")  # buttons at their own width: no label cut short
+    row.button(EXAMPLE_LABEL, key="agr_example", icon=":material/dataset:", help=EXAMPLE_HELP,
+               on_click=load_example)
+    from_compare = compare_upload_with_human()
+    if from_compare is not None:
+        row.button("Use the Compare page's file", key="agr_from_compare", icon=":material/leaderboard:",
+                   help=f"{from_compare['name']}: it has a human-score column.", on_click=_use_compare_file)
+    return current_input()
+
+
+def _refused(item: dict) -> str | None:
+    """Why this server does not read an uploaded file (each distinct file counted once per session), or None."""
+    if item.get("origin") != "upload":
+        return None
+    return gateway.count_upload(item["data"], item["name"])
+
+
+def _table(item: dict, file_key: str, column) -> work.Rated:
+    human = None if column == AUTO else column
+    key = (file_key, "table", human)
+    kept = work.kept_rated(key)
+    if kept is not None:
+        return kept
+    # read in a worker process within the deployment's limits: no file holds the server for the other sessions
+    data = isolated.parse_human_scores(item["data"], item["name"], human_column=human,
+                                       max_cell_chars=gateway.policy().upload_cell_chars, **gateway.upload_limits())
+    return work.keep_rated(work.Rated(data, key, document_keys(data.segment_ids, data.groups), None,
+                                      f"{data.layout} layout, human scores from {data.human_column}"))
+
+
+def _choice(label: str, options: list, key: str, **kwargs):
+    """A selectbox whose kept value is dropped when the options no longer hold it (another file)."""
+    if key in st.session_state and st.session_state[key] not in options:
+        del st.session_state[key]
+    return st.selectbox(label, options, key=key, **kwargs)
+
+
+def _mtme(item: dict, file_key: str) -> work.Rated:
+    """Test set, language pair, reference and human scores of an mt-metrics-eval zip, read once per choice."""
+    # the zip is listed and read in a worker process within the deployment's limits, as every upload is
+    limits = {k: v for k, v in gateway.upload_limits().items() if k in ("max_seconds", "max_memory_bytes")}
+    listed = work.extra().get("mtme_catalogue")
+    if listed is None or listed.key != file_key:
+        work.extra()["mtme_catalogue"] = Keyed(file_key, isolated.mtme_catalogue(item["data"], item["name"], **limits))
+    zip_name, catalogue = work.extra()["mtme_catalogue"].value
+    c1, c2, c3, c4 = st.columns(4)
+    with c1:
+        test_set = _choice("Test set", list(catalogue), "agr_mtme_set", format_func=lambda t: t or zip_name)
+    with c2:
+        lp = _choice("Language pair", list(catalogue[test_set]), "agr_mtme_lp")
+    kept = work.extra().get("evalset")
+    if kept is None or kept.key != (file_key, test_set, lp):
+        with st.spinner(f"Reading {lp} of {test_set or zip_name}…"):
+            work.extra()["evalset"] = Keyed((file_key, test_set, lp),
+                                            isolated.read_mtme(item["data"], item["name"], lp, test_set, **limits))
+    evalset = work.extra()["evalset"].value
+    humans = [k for k in evalset.human_scores if "seg" in evalset.levels(k)]
+    if not humans:
+        raise InputError(f"{lp} of {test_set or zip_name} has no segment-level human scores "
+                         "(human-scores/LP.NAME.seg.score); the Agreement page needs them.")
+    with c3:
+        reference = _choice("Reference", list(evalset.references), "agr_mtme_ref",
+                            help="The systems are scored against this reference; it is not scored itself.")
+    with c4:
+        human = _choice("Human scores", humans, "agr_mtme_human",
+                        help="Segment-level scores (the level of every output); their system-level scores, when "
+                             "the zip has them, are shown beside the systems' means.")
+    key = (file_key, "mtme", test_set, lp, reference, human)
+    kept_rated = work.kept_rated(key)
+    if kept_rated is not None:
+        return kept_rated
+    data = evalset.human_scored(reference, human)
+    if len(data) > gateway.policy().upload_rows:
+        data = HumanScored([], [], [], None, None, [], [], [upload.Problem(None, None, (
+            f"{len(data):,} rated outputs; this server reads at most {gateway.policy().upload_rows:,}. Keep fewer "
+            "systems or language pairs in the zip, or use the command line."))])
+    sys_scores = {s: float(v[0]) for s, v in evalset.human_scores[human].get("sys", {}).items()
+                  if v and v[0] is not None}
+    label = f"{test_set or zip_name} {lp}, reference {reference}, human scores {human}"
+    return work.keep_rated(work.Rated(data, key, document_keys(data.segment_ids), sys_scores or None, label))
+
+
+def read_rated(item: dict) -> work.Rated:
+    """The choices that read the input (drawn here) and the rated outputs they give.
+
+    Raises:
+        InputError: an mt-metrics-eval zip that cannot be read, or that has no segment-level human scores.
+    """
+    file_key = upload.content_key(item["data"])
+    refused = _refused(item)
+    if refused is not None:
+        return work.Rated(HumanScored([], [], [], None, None, [], [], [upload.Problem(None, None, refused)]),
+                          (file_key, "refused"))
+    if is_mtme(item):
+        return _mtme(item, file_key)
+    column = _choice("Human-score column", [AUTO] + header_columns(item["data"], item["name"]), "agr_human")
+    return _table(item, file_key, column)

@@ -1,0 +1,1 @@
+"""The Baselines and layers page (``page.py``) and its custom-baseline sections."""

@@ -1,0 +1,1 @@
+"""The Inspect page (``page.py``)."""

@@ -1,0 +1,1 @@
+"""The Many samples page (``page.py``) and its view."""

@@ -1,0 +1,1 @@
+"""The walkthrough page, 'How BERTScore is computed' (``page.py``) and its view."""
