@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import unicodedata
 
+from bertscore_viz.errors import InputError
 from bertscore_viz.evaluation.compare import Comparison
 from bertscore_viz.evaluation.significance import Significance, format_p
 
@@ -65,7 +66,8 @@ def _number(x: float, digits: int, signed: bool = False) -> str:
 
 def _rows(comparison: Comparison, sig: Significance, digits: int) -> list[str]:
     """One tabular row per system, with ``\\midrule`` between clusters."""
-    means = {name: comparison.results[name].mean() for name in sig.systems}
+    per_metric = [comparison.means(metric) for metric in ("P", "R", "F1")]  # the one NaN rule (compare.counted)
+    means = {name: tuple(m[name] for m in per_metric) for name in sig.systems}
     best = [max((m[k] for m in means.values() if math.isfinite(m[k])), default=math.nan) for k in range(3)]
     versus = {r.system: r for r in sig.versus_baseline}
     rows, last_cluster = [], None
@@ -127,13 +129,13 @@ def latex_table(comparison: Comparison, sig: Significance, caption: str | None =
         the caption), for a document that loads ``booktabs``.
 
     Raises:
-        ValueError: the analysis and the comparison name different systems, or ``digits`` is not 0 to 10.
+        InputError: the analysis and the comparison name different systems, or ``digits`` is not 0 to 10.
     """
     if set(sig.systems) != set(comparison.results):
-        raise ValueError(f"The significance analysis covers {sorted(sig.systems)} but the comparison has "
+        raise InputError(f"The significance analysis covers {sorted(sig.systems)} but the comparison has "
                          f"{sorted(comparison.results)}: compute both from the same scores.")
     if not isinstance(digits, int) or isinstance(digits, bool) or not 0 <= digits <= 10:
-        raise ValueError(f"digits must be a whole number from 0 to 10, got {digits!r}.")
+        raise InputError(f"digits must be a whole number from 0 to 10, got {digits!r}.")
     metric = latex_escape(sig.metric)
     if caption is None:
         caption = (f"BERTScore of {len(sig.systems)} systems (layer {comparison.layer}, "

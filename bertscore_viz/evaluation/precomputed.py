@@ -13,7 +13,7 @@ from bertscore_viz.engine.options import ScoringOptions
 from bertscore_viz.engine.results import ScoreResult
 from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.errors import BaselineError
-from bertscore_viz.evaluation.compare import Comparison
+from bertscore_viz.evaluation.compare import Comparison, counted_mean
 from bertscore_viz.files.results.format import signature_from, version_notes
 from bertscore_viz.files.results.table import ResultsTable, read_results
 from bertscore_viz.stats.ranking import rank_order
@@ -73,7 +73,7 @@ def results_at(table: ResultsTable, rescale: bool | None = None) -> LoadedResult
             cols[prefix + "precision"], cols[prefix + "recall"], cols[prefix + "f1"], cols["raw_precision"],
             cols["raw_recall"], cols["raw_f1"], sig, baseline,
             None if best is None else np.repeat(best[:, None], 3, axis=1), cols["warnings"])
-    means = {k: float(np.mean(np.nan_to_num(v.f1, nan=0.0))) for k, v in results.items()}
+    means = {k: counted_mean(v.f1) for k, v in results.items()}
     results = {k: results[k] for k in rank_order(means)}
     notes.extend(version_notes(settings))
     comparison = Comparison(results, int(settings["layer"]), bool(settings["idf"]), rescaled,

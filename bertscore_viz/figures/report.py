@@ -311,8 +311,8 @@ def differing_segments(comparison: compare.Comparison, a: str, b: str, metric: s
                        n: int = DEFAULT_SEGMENTS) -> list[int]:
     """Positions of the (at most) ``n`` segments where ``a`` and ``b`` differ most on ``metric``: largest
     ``|a - b|`` first (ties in segment order, as the Compare page sorts), segments without a difference left out."""
-    scores = comparison.scores(metric)
-    diff = np.abs(np.nan_to_num(scores[a] - scores[b], nan=0.0))
+    scores = comparison.counted_scores(metric)  # the one NaN rule: an undefined score counts as 0
+    diff = np.abs(scores[a] - scores[b])
     order = np.argsort(-diff, kind="stable")
     return [int(i) for i in order[:n] if diff[i] > 0]
 

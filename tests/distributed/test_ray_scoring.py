@@ -16,14 +16,15 @@ import pyarrow.parquet as pq
 import pytest
 
 from bertscore_viz.cli import ray as ray_cli
-from bertscore_viz.distributed import inputs, pool
 from bertscore_viz.distributed import jobs as distributed
+from bertscore_viz.distributed import pool
 from bertscore_viz.distributed.options import ScoreOptions
 from bertscore_viz.engine.idf import idf_from_counts
 from bertscore_viz.engine.scorer import Scorer
 from bertscore_viz.errors import InputError
 from bertscore_viz.evaluation import precomputed
 from bertscore_viz.files import upload
+from bertscore_viz.files.columns import mapping_from_args
 from bertscore_viz.files.results import format as results_format
 from bertscore_viz.files.results import table as results_table
 
@@ -202,7 +203,7 @@ def test_bad_input_is_refused_before_any_worker(no_ray, tmp_path, make, message)
 
 def test_a_missing_mapped_column_is_named(no_ray, tmp_path):
     path = _csv(tmp_path / "x.csv", "ref,hyp\nThe cat.,A cat.\n")
-    mapping = inputs.mapping_from_args(["reference"], "hyp")
+    mapping = mapping_from_args(["reference"], "hyp")
     with pytest.raises(InputError, match="'reference'"):
         distributed.score_files(path, tmp_path / "out", ScoreOptions(mapping=mapping))
 

@@ -88,8 +88,9 @@ def extra() -> dict:
 def scores_for(settings, rated: Rated) -> ha.LayerScores:
     """Every layer's P/R/F1 of the outputs: one model pass, kept while the input, model, idf and long-text mode stay
     the same."""
-    spec = gateway.resolve_model(settings.model)
-    key = (rated.key, spec.name, spec.source, bool(settings.idf), settings.long_texts)
+    options = gateway.options(settings, rescale=False)
+    spec = options.spec
+    key = (rated.key, options.embedding_key(), options.idf)  # the model, its precision, idf, the long-text mode
     work = _work()
     if work["pass"] is not None and work["pass"].key == key:
         return work["pass"].value

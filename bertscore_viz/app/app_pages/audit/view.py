@@ -235,9 +235,8 @@ def planned_count(inp: AuditInput, perturbations, seed: int, lang: str) -> int:
 def audit_key(settings, inp: AuditInput, perturbations, seed: int) -> tuple:
     """What an audit depends on: the pairs, the model, idf, the long-text mode, the language and the seed and
     perturbations (not the layer: every layer is audited; not rescaling: the audit is on raw F1)."""
-    spec = gateway.resolve_model(settings.model)
-    return (inp.key, spec.name, str(spec.source), bool(settings.idf), settings.long_texts, settings.lang, int(seed),
-            tuple(perturbations))
+    options = gateway.options(settings, rescale=False)
+    return (inp.key, options.embedding_key(), options.idf, settings.lang, int(seed), tuple(perturbations))
 
 
 def kept_audit(key: tuple) -> AuditResult | None:
@@ -252,9 +251,8 @@ def run_audit(settings, inp: AuditInput, perturbations, seed: int, key: tuple) -
         BertScoreVizError: the engine's errors (a model that cannot be loaded, bad input).
     """
     scorer = gateway.scorer(settings, rescale=False)
-    spec = gateway.resolve_model(settings.model)
     progress = progress_callback(f"Embedding originals, references and perturbed candidates at every layer of "
-                                 f"{spec.name} (one model pass)")
+                                 f"{scorer.spec.name} (one model pass)")
     try:
         result = audit(list(inp.candidates), [list(r) for r in inp.references], scorer=scorer,
                        perturbations=list(perturbations), layers="all", seed=int(seed), lang=settings.lang,

@@ -188,11 +188,11 @@ def main() -> None:
     st.title("Baselines and layers")
     settings = current_settings()
     try:
-        spec = gateway.resolve_model(settings.model)  # the deployment's list, as the sidebar
+        options = gateway.options(settings)  # the deployment's list, as the sidebar
     except BertScoreVizError as exc:
         show_error(exc)
         return
-    layer = settings.resolved_layer()
+    spec, layer = options.spec, options.layer_or()
     st.caption(f"Model {escape_markdown(spec.name)}, language {escape_markdown(settings.lang)}, current layer "
                f"{layer} (change them in the sidebar).")
     table = section_curves(settings, spec, layer)

@@ -139,9 +139,10 @@ def _precomputed(settings, data: bytes, fkey: str) -> None:
         loaded = store[rescale]
         ds, comparison = loaded.dataset, loaded.comparison
         s = loaded.info["settings"]
+        options = gateway.options(settings)
         mismatch = results_format.settings_mismatch(
-            loaded.info, gateway.resolve_model(settings.model).name, settings.resolved_layer(), settings.idf,
-            settings.rescale, sidebar_baseline(settings, s["model"], int(s["layer"])), comparison.rescaled)
+            loaded.info, options.spec.name, options.layer_or(), options.idf, options.rescale_with_baseline,
+            sidebar_baseline(settings, s["model"], int(s["layer"])), comparison.rescaled)
     except BertScoreVizError as exc:
         show_error(exc)
         return

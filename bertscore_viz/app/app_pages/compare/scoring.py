@@ -198,11 +198,10 @@ def sidebar_baseline(settings, model: str, layer: int):
     if not settings.rescale:
         return None
     try:
-        spec = gateway.resolve_model(settings.model)
-        if spec.name != model:
+        options = gateway.options(settings, rescale=True)
+        if options.spec.name != model:
             return None
-        options = gateway.options(settings, rescale=True).replace(layer=layer)
-        return options.scorer(baseline_table=gateway.custom_baseline(settings)).baseline
+        return options.replace(layer=layer).scorer(baseline_table=gateway.custom_baseline(settings)).baseline
     except BertScoreVizError:
         return None
 
