@@ -132,9 +132,7 @@ def test_probe_contract():
 def test_probe_is_cached_per_device_threads_and_shape():
     hw.clear_probes()
     first = hw.probe("cpu", TINY)
-    start = time.perf_counter()
-    again = hw.probe("cpu", TINY)
-    assert again is first and time.perf_counter() - start < 0.005
+    assert hw.probe("cpu", TINY) is first  # the same object: not measured again
     assert hw.probe(None, TINY) is first  # None: the engine's choice, the CPU here
     assert hw.probe("cpu") is not first  # another shape, another measurement
     fresh = hw.probe("cpu", TINY, refresh=True)
