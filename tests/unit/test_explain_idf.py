@@ -28,7 +28,9 @@ def test_explain_after_score_equals_that_calls_row(rescale):
             pair = sc.explain(CANDS[i], REFS[i])
         got = pair.rescaled if rescale else np.array([pair.precision, pair.recall, pair.f1])
         want = np.array([res.precision[i], res.recall[i], res.f1[i]])
-        np.testing.assert_allclose(got, want, atol=1e-12)
+        # 1e-6: the pair's vectors may come from another batch than the call's (the embedding cache is shared by
+        # every test of this process, in whatever order they run); the idf of one reference alone moves R by far more
+        np.testing.assert_allclose(got, want, atol=1e-6)
         assert np.all(np.isfinite(got))
 
 
