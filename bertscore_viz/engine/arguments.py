@@ -24,7 +24,7 @@ from bertscore_viz.models.spec import ModelSpec
 
 __all__ = ["PRECISIONS", "DEFAULT_TOKEN_BUDGET",
            "check_texts", "normalize_inputs", "check_flag", "check_whole", "check_layers", "check_lang", "check_path",
-           "check_model_name", "corpus_tag", "LONG_TEXT_MODES", "check_long_texts"]
+           "check_model_name", "corpus_tag", "LONG_TEXT_MODES", "check_long_texts", "check_precision"]
 
 #: The precisions a model runs in: ``fp32`` is exact (bert-score's numbers); the others are named in the signature.
 PRECISIONS = ("fp32", "fp16", "bf16")
@@ -190,3 +190,14 @@ def check_long_texts(mode) -> str:
         raise InputError(f"long_texts must be 'truncate' (bert-score's: the tail past the model's maximum length is "
                          f"dropped) or 'window' (long texts are embedded in overlapping windows), got {mode!r}.")
     return mode
+
+
+def check_precision(precision) -> str:
+    """One of :data:`PRECISIONS`.
+
+    Raises:
+        ModelError: anything else, naming the precisions there are.
+    """
+    if not isinstance(precision, str) or precision not in PRECISIONS:
+        raise ModelError(f"Unknown precision {precision!r}. Expected one of {', '.join(PRECISIONS)}.")
+    return precision

@@ -13,6 +13,7 @@ from types import MappingProxyType
 
 import torch
 
+from bertscore_viz.engine.arguments import check_precision
 from bertscore_viz.errors import ModelError
 
 __all__ = ["PRECISION_DTYPES", "precision_dtype", "resolve_device"]
@@ -27,9 +28,7 @@ def precision_dtype(precision: str) -> torch.dtype:
     Raises:
         ModelError: a precision that is not ``"fp32"``, ``"fp16"`` or ``"bf16"``.
     """
-    if not isinstance(precision, str) or precision not in PRECISION_DTYPES:
-        raise ModelError(f"Unknown precision {precision!r}. Expected one of {', '.join(PRECISION_DTYPES)}.")
-    return PRECISION_DTYPES[precision]
+    return PRECISION_DTYPES[check_precision(precision)]
 
 
 def resolve_device(device: str | torch.device | None, *, indexed: bool = False) -> str:

@@ -29,6 +29,7 @@ from bertscore_viz.engine.arguments import (
     check_long_texts,
     check_model_name,
     check_path,
+    check_precision,
     check_whole,
 )
 from bertscore_viz.engine.results import Signature
@@ -96,8 +97,7 @@ class ScoringOptions:
         if self.rescale_with_baseline:
             check_lang(self.lang)
         check_path(self.baseline_path, "baseline_path")
-        if not isinstance(self.precision, str) or self.precision not in PRECISIONS:
-            raise ModelError(f"Unknown precision {self.precision!r}. Expected one of {', '.join(PRECISIONS)}.")
+        check_precision(self.precision)
         if not isinstance(self.model, ModelSpec):
             check_model_name(self.model)
         if self.layer is not None and self.layer < 0:
@@ -136,8 +136,11 @@ class ScoringOptions:
         return fallback if layer is None else layer
 
     def replace(self, **changes: Any) -> ScoringOptions:
-        """These options with some changed (checked again)."""
-        return replace(self, **changes)
+        """These options with some changed (checked again); the model, when unchanged, is not resolved again."""
+        new = replace(self, **changes)
+        if "model" not in changes and "spec" in self.__dict__:
+            new.__dict__["spec"] = self.__dict__["spec"]
+        return new
 
     def describe(self) -> str:
         """What these options resolved to, in one line (e.g. for ``--verbose`` or the app's sidebar)."""
@@ -197,7 +200,7 @@ class ScoringOptions:
         """These options at the model's tuned layer, or at :data:`FALLBACK_LAYER` for a model with none: for work
         that computes every layer anyway (baselines, calibration, layer tuning), where the layer is only where the
         scorer starts."""
-        return self if self.layer is not None else replace(self, layer=self.layer_or())
+        return self if self.layer is not None else self.replace(layer=self.layer_or())
 
 
 #: What :meth:`ScoringOptions.scorer` takes besides the options: the things of a run.

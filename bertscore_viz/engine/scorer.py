@@ -27,6 +27,7 @@ from bertscore_viz.engine.arguments import (
     check_long_texts,
     check_model_name,
     check_path,
+    check_precision,
     check_texts,
     check_whole,
     corpus_tag,
@@ -36,7 +37,6 @@ from bertscore_viz.engine.baseline import BaselineTable, find_baseline
 from bertscore_viz.engine.cache import release_free_memory
 from bertscore_viz.engine.encoder import (
     DEFAULT_TOKEN_BUDGET,
-    PRECISIONS,
     Encoder,
     get_encoder,
     resolve_device,
@@ -197,8 +197,8 @@ class Scorer:
         baseline_path = check_path(baseline_path, "baseline_path")
         if device is not None and encoder is None:
             resolve_device(device)  # an unknown device fails here, before any work
-        if encoder is None and (not isinstance(precision, str) or precision not in PRECISIONS):
-            raise ModelError(f"Unknown precision {precision!r}. Expected one of {', '.join(PRECISIONS)}.")
+        if encoder is None:
+            check_precision(precision)
         check_model_name(model)
         self.spec: ModelSpec = model if isinstance(model, ModelSpec) else resolve_model(model)
         if layer is None:

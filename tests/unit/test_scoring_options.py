@@ -89,6 +89,8 @@ def test_a_model_without_a_tuned_layer_is_said_and_every_layer_work_starts_at_th
 def test_pickled_options_resolve_their_model_again_where_they_are_unpickled():
     o = ScoringOptions(layer=2)
     assert o.spec == resolve_model(None)  # resolved once, and kept
+    assert o.replace(idf=True).__dict__.get("spec") is o.spec  # not resolved again for another option
+    assert "spec" not in o.replace(model=None).__dict__  # another model: resolved when asked
     copy = pickle.loads(pickle.dumps(o))
     assert "spec" not in copy.__dict__ and copy == o and copy.spec == o.spec
 
