@@ -33,6 +33,7 @@ from bertscore_viz.evaluation.latex import latex_table
 from bertscore_viz.evaluation.precomputed import LoadedResults
 from bertscore_viz.evaluation.significance import Significance, resamples_for
 from bertscore_viz.figures import tables
+from bertscore_viz.figures.markdown import markdown_summary
 from bertscore_viz.figures.report import build_report, scorer_explainer
 from bertscore_viz.files import mtme, upload
 from bertscore_viz.files.columns import mapping_from_args
@@ -43,10 +44,11 @@ from bertscore_viz.files.results import format as results_format
 from bertscore_viz.files.results.table import read_results
 from bertscore_viz.files.textfile import read_bytes, read_text_lines
 from bertscore_viz.progress import progress_bar
+from bertscore_viz.stats.gate import FAIL_IF_NOT_BETTER, FAIL_IF_WORSE, GateResult, gate
 from bertscore_viz.stats.randomization import Randomization, paired_randomization
 from bertscore_viz.stats.resampling import DEFAULT_SEED
 
-__all__ = ["run", "Loaded", "load_input", "analyse", "format_text", "json_object", "plain"]
+__all__ = ["run", "Loaded", "load_input", "analyse", "format_text", "gate_rule", "json_object", "plain"]
 
 #: Problems and warnings printed on stderr before "... and N more".
 _SHOWN = 10
@@ -381,11 +383,12 @@ def format_text(loaded: Loaded, comparison, sig: Significance, ar: Randomization
 
 
 def json_object(loaded: Loaded, comparison, sig: Significance, ar: Randomization | None,
-                with_segments: bool = True, report=None, notes=()) -> dict:
-    """The Compare page's JSON (:func:`bertscore_viz.evaluation.tables.to_jsonable`) with what this command adds:
-    ``paired_ar``, sacrebleu's ``μ ± CI`` per system (``bootstrap_estimates``), the input (with the notes printed
-    on stderr) and the report."""
+                with_segments: bool = True, report=None, notes=(), verdict: GateResult | None = None) -> dict:
+    """The Compare page's JSON (:func:`bertscore_viz.figures.tables.to_jsonable`, schema version 2) with what this
+    command adds: ``paired_ar``, sacrebleu's ``μ ± CI`` per system (``bootstrap_estimates``), the input (with the
+    notes printed on stderr), the report and the CI gate's verdict (``gate``, null without one)."""
     out = tables.to_jsonable(loaded.dataset, comparison, sig, with_segments=with_segments)
+    out["gate"] = None if verdict is None else verdict.as_dict()
     out["bootstrap_estimates"] = {s: {"score": v[0], "mean": v[1], "ci_half_width": v[2]}
                                   for s, v in _sacrebleu_estimates(sig).items()}
     out["paired_ar"] = None if ar is None else ar.as_dict()
@@ -414,9 +417,28 @@ def _check_args(args) -> None:
         check_writable(args.html, "the report")
 
 
+def gate_rule(args) -> tuple[str, str] | None:
+    """``(rule, baseline)`` of ``--fail-if-worse`` / ``--fail-if-not-better``, or None without a gate.
+
+    Raises:
+        InputError: ``--baseline`` names another system than the gate's baseline.
+    """
+    for rule, flag, baseline in ((FAIL_IF_WORSE, "--fail-if-worse", args.fail_if_worse),
+                                 (FAIL_IF_NOT_BETTER, "--fail-if-not-better", args.fail_if_not_better)):
+        if baseline is not None:
+            if args.baseline is not None and args.baseline != baseline:
+                raise InputError(f"{flag} {plain(baseline)!r} and --baseline {plain(args.baseline)!r} name two "
+                                 f"baselines; the gate tests against its own: drop --baseline.")
+            return rule, baseline
+    return None
+
+
 def _check_names(args, names: list[str]) -> None:
-    """``--baseline`` and ``--pair`` name systems of the input (said before the model pass)."""
+    """``--baseline``, the gate's baseline and ``--pair`` name systems of the input (said before the model pass)."""
+    rule = gate_rule(args)
     for flag, wanted in (("--baseline", [args.baseline] if args.baseline is not None else []),
+                         ("--fail-if-worse" if rule and rule[0] == FAIL_IF_WORSE else "--fail-if-not-better",
+                          [rule[1]] if rule else []),
                          ("--pair", list(args.pair or []))):
         unknown = [w for w in wanted if w not in names]
         if unknown:
@@ -442,9 +464,28 @@ def _write_report(args, loaded: Loaded, comparison, scorer, sig, ar, notes: list
             "segments": [ids[i] for i in report.segments], "left_out": [ids[i] for i in report.left_out]}
 
 
+def _output_format(args) -> str:
+    return args.output_format or ("json" if args.json else "latex" if args.latex else "text")
+
+
+def _print_output(args, loaded: Loaded, comparison, sig, ar, report, notes, verdict: GateResult | None) -> None:
+    fmt = _output_format(args)
+    if fmt == "json":
+        print(json_text(json_object(loaded, comparison, sig, ar, not args.no_segments, report, notes, verdict)))
+    elif fmt == "latex":
+        print(latex_table(comparison, sig), end="")
+    elif fmt == "markdown":
+        print(markdown_summary(f"BERTScore comparison: {loaded.description}", comparison, sig, ar, verdict), end="")
+    else:
+        text = format_text(loaded, comparison, sig, ar)
+        print(text + ("\n\n" + "\n".join(plain(s) for s in verdict.sentences()) if verdict is not None else ""))
+
+
 def run(args) -> int:
-    """``bertscore-viz compare (-r REFS -s SYS1 SYS2 ... | --input FILE | --mt-metrics-eval DIR --lp LP) [flags]``."""
+    """``bertscore-viz compare (-r REFS -s SYS1 SYS2 ... | --input FILE | --mt-metrics-eval DIR --lp LP) [flags]``;
+    exit status 1 when a CI gate (``--fail-if-worse`` / ``--fail-if-not-better``) fails."""
     _check_args(args)
+    rule = gate_rule(args)
     loaded = load_input(args)
     names = loaded.dataset.system_names
     _check_names(args, names)
@@ -459,15 +500,14 @@ def run(args) -> int:
     warns = comparison.warnings()
     _say([f"Warning: {plain(w)}" for w in warns[:_SHOWN]]
          + ([f"... and {len(warns) - _SHOWN} more warnings"] if len(warns) > _SHOWN else []))
+    baseline = rule[1] if rule else args.baseline if args.baseline is not None else names[0]
     with progress_bar("resampling", "trials") as bar:
-        sig, ar = analyse(comparison, args.baseline if args.baseline is not None else names[0], args.metric,
-                          args.holm, args.paired_bs_n, args.seed, args.paired_ar, args.paired_ar_n,
-                          None if args.quiet else bar)
+        sig, ar = analyse(comparison, baseline, args.metric, args.holm, args.paired_bs_n, args.seed, args.paired_ar,
+                          args.paired_ar_n, None if args.quiet else bar)
+    verdict = None
+    if rule:
+        verdict = gate(ar.results if ar is not None else sig.versus_baseline, rule[0], sig.metric, sig.alpha)
+        _say(plain(s) for s in verdict.sentences())
     report = _write_report(args, loaded, comparison, scorer, sig, ar, notes) if args.html else None
-    if args.json:
-        print(json_text(json_object(loaded, comparison, sig, ar, not args.no_segments, report, notes)))
-    elif args.latex:
-        print(latex_table(comparison, sig), end="")
-    else:
-        print(format_text(loaded, comparison, sig, ar))
-    return 0
+    _print_output(args, loaded, comparison, sig, ar, report, notes, verdict)
+    return 1 if verdict is not None and not verdict.passed else 0

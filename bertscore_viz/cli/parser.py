@@ -404,8 +404,17 @@ def _compare_statistics(p) -> None:
 def _compare_output(p) -> None:
     out = p.add_argument_group("output (default: text)")
     fmt = out.add_mutually_exclusive_group()
-    fmt.add_argument("--json", action="store_true", help="print one JSON object (the Compare page's, and more)")
-    fmt.add_argument("--latex", action="store_true", help="print the booktabs table of the systems")
+    fmt.add_argument("--format", dest="output_format", choices=["text", "json", "latex", "markdown"], default=None,
+                     help="text (default), json (one object, schema in docs/COMPARE_CLI.md), latex (booktabs), "
+                          "markdown (a CI job summary)")
+    fmt.add_argument("--json", action="store_true", help="the same as --format json")
+    fmt.add_argument("--latex", action="store_true", help="the same as --format latex")
+    gate = p.add_argument_group("CI gate (exit status 1 when it fails; docs/CI.md)").add_mutually_exclusive_group()
+    gate.add_argument("--fail-if-worse", dest="fail_if_worse", default=None, metavar="BASELINE",
+                      help="exit 1 when any system is significantly worse than BASELINE (the test and correction "
+                           "chosen: the bootstrap, or --paired-ar; --holm)")
+    gate.add_argument("--fail-if-not-better", dest="fail_if_not_better", default=None, metavar="BASELINE",
+                      help="exit 1 unless every other system is significantly better than BASELINE")
     out.add_argument("--no-segments", dest="no_segments", action="store_true",
                      help="--json without each segment's scores")
     out.add_argument("--html", default=None, metavar="FILE",

@@ -20,8 +20,9 @@ if TYPE_CHECKING:  # annotations only: the tables take these objects, they never
     from bertscore_viz.evaluation.calibration import CalibrationReading
     from bertscore_viz.evaluation.sacrebleu_metrics import SurfaceScores
 
-__all__ = ["BAND_COLUMN", "RANDOM_COLUMN", "diff_column", "filter_segments", "length_buckets", "rank_table",
-           "segment_table", "sort_by_difference", "system_table", "to_jsonable", "versus_baseline_table"]
+__all__ = ["BAND_COLUMN", "JSON_SCHEMA", "JSON_SCHEMA_VERSION", "RANDOM_COLUMN", "diff_column", "filter_segments",
+           "json_key", "length_buckets", "rank_table", "segment_table", "sort_by_difference", "system_records",
+           "system_table", "to_jsonable", "versus_baseline_table"]
 
 #: Columns of the calibration in the system table.
 RANDOM_COLUMN = "Above random pairs (%)"
@@ -182,26 +183,65 @@ def length_buckets(dataset: Dataset, comparison: Comparison, metric: str = "F1",
     return pd.DataFrame(rows, columns=["Bucket", "System", "Segments", metric, "CI low", "CI high"])
 
 
+#: The JSON's name and version (docs/COMPARE_CLI.md, "The JSON schema"). Version 2: snake_case keys everywhere and
+#: no display glyphs (``systems``: ``f1``, ``ci_low``, ``best`` a boolean); version 1's system records stay as
+#: ``systems_v1`` for one release.
+JSON_SCHEMA = "bertscore-viz/compare"
+JSON_SCHEMA_VERSION = 2
+
+#: The system table's columns as JSON keys; a column not named here is lower-cased with spaces as underscores.
+_JSON_KEYS = {"Rank": "rank", "Cluster": "cluster", "Wins": "wins", "System": "system", "P": "precision",
+              "R": "recall", "F1": "f1", "Segments": "segments", RANDOM_COLUMN: "above_random_pairs_percent",
+              BAND_COLUMN: "typical_of"}
+
+
+def json_key(column: str) -> str:
+    """A column or metric name as a stable JSON key: ``"F1 CI low"`` is ``"f1_ci_low"``, ``"chrF"`` ``"chrf"``."""
+    return _JSON_KEYS.get(column) or "_".join(column.replace("(%)", "percent").lower().split())
+
+
+def system_records(table: pd.DataFrame, metric: str) -> list[dict]:
+    """The system table (:func:`system_table`) as JSON records with stable snake_case keys and no glyphs: ``best``
+    is a boolean, the interval is ``ci_low``/``ci_high`` of ``ci_metric``, a band not known is None."""
+    out = []
+    for row in table.to_dict(orient="records"):
+        rec: dict = {"ci_metric": metric}
+        for col, value in row.items():
+            if col == "Best":
+                rec["best"] = bool(value)
+            elif col == f"{metric} CI low":
+                rec["ci_low"] = value
+            elif col == f"{metric} CI high":
+                rec["ci_high"] = value
+            else:
+                rec[json_key(col)] = None if col == BAND_COLUMN and value == "—" else value
+        out.append(rec)
+    return out
+
+
 def to_jsonable(dataset: Dataset, comparison: Comparison, sig: Significance, with_segments: bool = True,
                 surface: SurfaceScores | None = None) -> dict:
-    """Everything on the page as one JSON-ready dict: settings, signature, systems, significance, segments,
-    problems of the input; with ``surface``, sacrebleu's corpus scores and signatures (``"sacrebleu"``) and each
-    segment's sentence scores."""
+    """Everything on the page as one JSON-ready dict (schema :data:`JSON_SCHEMA` version
+    :data:`JSON_SCHEMA_VERSION`: snake_case keys, no display glyphs): settings, signature, systems, significance,
+    segments, problems of the input; with ``surface``, sacrebleu's corpus scores and signatures (``"sacrebleu"``,
+    keyed ``chrf``, ``bleu``, ``ter``) and each segment's sentence scores."""
     table = system_table(comparison, sig, surface)
     out = {
+        "schema": JSON_SCHEMA, "schema_version": JSON_SCHEMA_VERSION,
         "signature": comparison.signature,
         "settings": {"layer": comparison.layer, "idf": comparison.idf, "rescaled": comparison.rescaled,
                      "rescale_note": comparison.note},
         "mapping": None if dataset.mapping is None else dataset.mapping.as_dict(),
         "n_segments": dataset.n_segments,
-        "systems": table.to_dict(orient="records"),
+        "systems": system_records(table, sig.metric),
+        "systems_v1": table.to_dict(orient="records"),
         "significance": sig.as_dict(),
         "headline": headline(comparison, sig),
         "warnings": comparison.warnings(),
         "problems": [p.as_dict() for p in dataset.problems],
     }
     if surface is not None:
-        out["sacrebleu"] = {m: {"corpus": ms.corpus, "corpus_signature": ms.corpus_signature,
+        out["sacrebleu"] = {json_key(m): {"corpus": ms.corpus, "corpus_signature": ms.corpus_signature,
                                 "sentence_signature": ms.sentence_signature} for m, ms in surface.metrics.items()}
         out["sacrebleu_skipped"] = surface.skipped
     if with_segments:
@@ -210,7 +250,7 @@ def to_jsonable(dataset: Dataset, comparison: Comparison, sig: Significance, wit
              "source": None if dataset.sources is None else dataset.sources[i],
              "systems": {name: {"output": dataset.systems[name][i], "precision": float(res.precision[i]),
                                 "recall": float(res.recall[i]), "f1": float(res.f1[i])}
-                         | ({m: float(ms.sentence[name][i]) for m, ms in surface.metrics.items()}
+                         | ({json_key(m): float(ms.sentence[name][i]) for m, ms in surface.metrics.items()}
                             if surface is not None else {})
                          for name, res in comparison.results.items()}}
             for i, (sid, row, refs) in enumerate(zip(dataset.segment_ids, dataset.rows, dataset.references))]

@@ -14,7 +14,9 @@ that turns their sum into the corpus score (sacrebleu's chrF, BLEU, TER). Nothin
 * :mod:`~bertscore_viz.stats.randomization`: sacrebleu's paired approximate randomization against a baseline;
 * :mod:`~bertscore_viz.stats.corrections`: Holm's step-down correction;
 * :mod:`~bertscore_viz.stats.ranking`: order by score (natural names for ties, no score last), WMT-style clusters;
-* :mod:`~bertscore_viz.stats.power`: the paired bootstrap's power and minimum detectable difference.
+* :mod:`~bertscore_viz.stats.power`: the paired bootstrap's power and minimum detectable difference;
+* :mod:`~bertscore_viz.stats.gate`: a CI gate's verdict (any system significantly worse than the baseline, or not
+  significantly better) read from the paired tests.
 
 Defaults are sacrebleu's: 1,000 resamples, 10,000 randomization trials, seed :data:`DEFAULT_SEED` (12345).
 """
@@ -27,6 +29,7 @@ from bertscore_viz.stats.analysis import (
     analyse_statistics,
 )
 from bertscore_viz.stats.corrections import CORRECTIONS, holm
+from bertscore_viz.stats.gate import GateResult, gate
 from bertscore_viz.stats.paired import PairedResult, describe
 from bertscore_viz.stats.randomization import DEFAULT_TRIALS, Randomization, paired_randomization
 from bertscore_viz.stats.ranking import Cluster, SystemStanding, clusters, rank_order
@@ -42,8 +45,9 @@ from bertscore_viz.stats.resampling import (
 )
 
 __all__ = [
-    "CORRECTIONS", "DEFAULT_SAMPLES", "DEFAULT_SEED", "DEFAULT_TRIALS", "Cluster", "PairedResult", "Randomization",
-    "Significance", "SystemInterval", "SystemStanding", "analyse", "analyse_resampled", "analyse_statistics",
-    "bootstrap_interval", "bootstrap_means", "clusters", "describe", "holm", "paired_randomization",
+    "CORRECTIONS", "DEFAULT_SAMPLES", "DEFAULT_SEED", "DEFAULT_TRIALS", "Cluster", "GateResult", "PairedResult",
+    "Randomization", "Significance", "SystemInterval", "SystemStanding", "analyse", "analyse_resampled",
+    "analyse_statistics",
+    "bootstrap_interval", "bootstrap_means", "clusters", "describe", "gate", "holm", "paired_randomization",
     "percentile_ci", "rank_order", "resampled_corpus_scores", "resamples_for", "segment_scores",
 ]

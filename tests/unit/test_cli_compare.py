@@ -187,8 +187,8 @@ def test_segment_scores_are_scorer_score_of_each_system(from_csv, data):
     for name in SYSTEMS:
         res = Scorer().score(data["outputs"][name], REFERENCES)
         np.testing.assert_allclose(f1[name], res.f1, rtol=0, atol=1e-6)
-        row = next(r for r in from_csv["systems"] if r["System"] == name)
-        assert row["F1"] == pytest.approx(float(res.f1.mean()), abs=1e-6)
+        row = next(r for r in from_csv["systems"] if r["system"] == name)
+        assert row["f1"] == pytest.approx(float(res.f1.mean()), abs=1e-6)
 
 
 def test_intervals_and_p_values_equal_an_independent_numpy_computation(from_csv):
@@ -341,8 +341,8 @@ def test_text_output_reads_like_sacrebleus(data, from_csv):
     assert "Paired bootstrap resampling test with 1000 resampling trials, and approximate randomization test with " \
            "10000 trials" in out
     base_line = next(line for line in lines if "Baseline: drops " in line)
-    drops = next(r for r in from_csv["systems"] if r["System"] == "drops")
-    assert f"{drops['F1']:.4f} (" in base_line
+    drops = next(r for r in from_csv["systems"] if r["system"] == "drops")
+    assert f"{drops['f1']:.4f} (" in base_line
     for r, a in zip(from_csv["significance"]["versus_baseline"], from_csv["paired_ar"]["versus_baseline"]):
         line = next(x for x in lines if x.strip().startswith(f"{r['system']} ") and "(p = " in x)
         star = lambda p: "*" if p < 0.05 else ""  # noqa: E731

@@ -176,7 +176,7 @@ def test_everything_as_json(scorer, run, dataset):
     sig = compare.significance(comparison)
     data = json.loads(to_json(tables.to_jsonable(dataset, comparison, sig)))
     assert data["signature"] == comparison.signature and "_idf_" in data["signature"]
-    assert [s["System"] for s in data["systems"]][0] == "literal"
+    assert [s["system"] for s in data["systems"]][0] == "literal" and data["schema_version"] == 2
     assert len(data["segments"]) == 30 and set(data["segments"][0]["systems"]) == set(dataset.systems)
     assert data["significance"]["seed"] == 12345
     assert data["significance"]["pairwise_p"]["literal"]["literal"] == 1.0
@@ -337,8 +337,8 @@ def test_tables_carry_sacrebleus_scores(scorer, run, dataset, surface):
     assert frame["BLEU · errors"].tolist() == [sacrebleu.sentence_bleu(h, [r]).score
                                                for h, r in zip(dataset.systems["errors"], refs)]
     data = json.loads(to_json(tables.to_jsonable(dataset, comparison, sig, surface=surface)))
-    assert data["sacrebleu"]["chrF"]["corpus_signature"].startswith("chrF2|nrefs:1|")
-    assert data["segments"][0]["systems"]["literal"]["TER"] == surface.metrics["TER"].sentence["literal"][0]
+    assert data["sacrebleu"]["chrf"]["corpus_signature"].startswith("chrF2|nrefs:1|")
+    assert data["segments"][0]["systems"]["literal"]["ter"] == surface.metrics["TER"].sentence["literal"][0]
 
 
 def test_versus_baseline_table_reads_each_analysis(scorer, run, surface):
