@@ -10,6 +10,7 @@ The names below load on first use (PEP 562): importing torch and transformers ta
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import TYPE_CHECKING
 
 from bertscore_viz.errors import BaselineError, BertScoreVizError, InputError, ModelError
@@ -47,3 +48,17 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
+
+
+def _register_notebook_display() -> None:
+    """In a running IPython kernel, results show as HTML views (:mod:`bertscore_viz.integrations.notebook`:
+    registered by type name, so nothing heavy is imported; a terminal IPython computes only plain text)."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if getattr(shell, "display_formatter", None) is not None:
+        from bertscore_viz.integrations.notebook import register
+
+        register(shell)
+
+
+_register_notebook_display()

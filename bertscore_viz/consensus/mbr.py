@@ -265,3 +265,33 @@ class ConsensusResult:
                         "mean_oracle_score": _num(np.mean(oracle)), "mean_gap": _num(np.mean(oracle - chosen)),
                         "oracle_reached": float(np.mean(oracle - chosen == 0))})
         return out
+
+    def to_pandas(self):
+        """A ``pandas.DataFrame``, one row per sample of every input: ``group`` (the input's id), ``sample`` (its
+        index in the input), ``text``, ``expected_utility``, ``rank`` (1 = chosen), ``chosen``, and when any input has
+        references ``reference_score`` (the sample's score against them in the utility; NaN for an input without)
+        and ``oracle``. ``df.attrs`` holds ``utility``, ``signature``, ``warnings`` and ``summary`` (:meth:`summary`).
+
+        Raises:
+            MissingExtraError: pandas is not installed (it comes with ``bertscore-viz[app]``).
+        """
+        try:
+            import pandas as pd  # optional: the [app] extra
+        except ImportError:
+            from bertscore_viz.extras import MissingExtraError, missing_extra_message
+            raise MissingExtraError(missing_extra_message("ConsensusResult.to_pandas()", "pandas", "app")) from None
+        with_refs = any(g.reference_scores is not None for g in self.groups)
+        rows = []
+        for g in self.groups:
+            ref = g.reference_utility
+            for i, text in enumerate(g.samples):
+                row = {"group": g.id, "sample": i, "text": text, "expected_utility": float(g.expected_utility[i]),
+                       "rank": int(g.rank[i]), "chosen": i == g.chosen}
+                if with_refs:
+                    row.update(reference_score=float("nan") if ref is None else float(ref[i]), oracle=i == g.oracle)
+                rows.append(row)
+        columns = ["group", "sample", "text", "expected_utility", "rank", "chosen"]
+        df = pd.DataFrame(rows, columns=columns + (["reference_score", "oracle"] if with_refs else []))
+        df.attrs.update({"utility": self.utility, "signature": str(self.signature), "warnings": list(self.warnings),
+                         "summary": self.summary()})
+        return df

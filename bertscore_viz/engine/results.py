@@ -289,6 +289,41 @@ class PairExplanation:
         return (f"PairExplanation(candidate={_short(self.candidate)}, reference={_short(self.reference)}, "
                 f"tokens={len(self.cand)}x{len(self.ref)}, {_prf(self.scores, scale)}, signature={self.signature})")
 
+    def to_pandas(self):
+        """A ``pandas.DataFrame`` of both sides' tokens, one row per token, candidate side first: ``side``,
+        ``position``, ``token``, ``display``, ``special``, ``word``, ``weight`` (idf or 1; 0 for specials),
+        ``normalized_weight``, ``best_match`` (the other side's token), ``best_match_position``, ``similarity`` (of
+        that best match) and ``contribution`` (normalised weight x similarity: the candidate side's add up to the raw
+        precision, the reference side's to the raw recall; NaN when a side's weights sum to 0). ``df.attrs`` holds
+        ``candidate``, ``reference``, ``precision``, ``recall``, ``f1`` (raw), ``rescaled`` and ``baseline`` (lists or
+        None), ``signature``, ``settings`` and ``warnings``.
+
+        Raises:
+            MissingExtraError: pandas is not installed (it comes with ``bertscore-viz[app]``).
+        """
+        try:
+            import pandas as pd  # optional: the [app] extra
+        except ImportError:
+            raise MissingExtraError(missing_extra_message("PairExplanation.to_pandas()", "pandas", "app")) from None
+        frames = []
+        for name, this, other, best_idx, best, contrib in (
+                ("candidate", self.cand, self.ref, self.cand_best_index, self.cand_best, self.cand_contribution),
+                ("reference", self.ref, self.cand, self.ref_best_index, self.ref_best, self.ref_contribution)):
+            labels = [other.tokens[j] if other.special[j] else other.display[j] for j in np.asarray(best_idx, int)]
+            frames.append(pd.DataFrame({
+                "side": [name] * len(this), "position": np.arange(len(this)), "token": list(this.tokens),
+                "display": list(this.display), "special": np.asarray(this.special, dtype=bool),
+                "word": np.asarray(this.word_index, dtype=np.int64), "weight": np.asarray(this.weights, np.float64),
+                "normalized_weight": np.asarray(this.normalized_weights, np.float64), "best_match": labels,
+                "best_match_position": np.asarray(best_idx, dtype=np.int64),
+                "similarity": np.asarray(best, dtype=np.float64), "contribution": np.asarray(contrib, np.float64)}))
+        df = pd.concat(frames, ignore_index=True)
+        df.attrs.update({"candidate": self.candidate, "reference": self.reference, "precision": float(self.precision),
+                         "recall": float(self.recall), "f1": float(self.f1), "rescaled": _tolist(self.rescaled),
+                         "baseline": _tolist(self.baseline), "signature": str(self.signature),
+                         "settings": self.signature.as_dict(), "warnings": list(self.warnings)})
+        return df
+
     def special_best_matches(self) -> list[str]:
         """Sentences naming real tokens whose best match is a special token."""
         notes = []
@@ -355,3 +390,34 @@ class MultiReferenceExplanation:
         best = " ".join(f"{k}:{int(i)}" for k, i in zip(("P", "R", "F1"), np.asarray(self.best_reference)))
         return (f"MultiReferenceExplanation(candidate={candidate}, references={len(self.pairs)}, "
                 f"{_prf(self.scores, f'{scale}; best reference {best}')}, signature={self.signature})")
+
+    def to_pandas(self):
+        """A ``pandas.DataFrame`` of every pair's tokens (:meth:`PairExplanation.to_pandas`), with a first column
+        ``reference_index`` (the reference's position, from 0) and ``reference``. ``df.attrs`` holds ``candidate``,
+        ``references``, the raw maxima ``precision``, ``recall``, ``f1``, ``best_reference`` (the index of the
+        reference that gave P, R and F1), ``rescaled`` and ``baseline`` (lists or None), ``signature``, ``settings``
+        and ``warnings``.
+
+        Raises:
+            MissingExtraError: pandas is not installed (it comes with ``bertscore-viz[app]``).
+        """
+        try:
+            import pandas as pd  # optional: the [app] extra
+        except ImportError:
+            raise MissingExtraError(missing_extra_message("MultiReferenceExplanation.to_pandas()", "pandas",
+                                                          "app")) from None
+        frames = []
+        for k, pair in enumerate(self.pairs):
+            frame = pair.to_pandas()
+            frame.insert(0, "reference", pair.reference)
+            frame.insert(0, "reference_index", k)
+            frames.append(frame)
+        df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+        df.attrs = {"candidate": self.pairs[0].candidate if self.pairs else "",
+                    "references": [p.reference for p in self.pairs], "precision": float(self.precision),
+                    "recall": float(self.recall), "f1": float(self.f1),
+                    "best_reference": [int(b) for b in np.asarray(self.best_reference)],
+                    "rescaled": _tolist(self.rescaled), "baseline": _tolist(self.baseline),
+                    "signature": str(self.signature), "settings": self.signature.as_dict(),
+                    "warnings": list(self.warnings)}
+        return df

@@ -220,6 +220,30 @@ class AuditResult:
                              float(self.f1_unrelated[k, s.indices[j]]), float(drop[j]), bool(s.f1[k, j] < orig[j]))
                 for j in picks]
 
+    def to_pandas(self):
+        """A ``pandas.DataFrame``, one row per perturbation and layer (perturbation-major, as :attr:`rows`):
+        ``perturbation``, ``layer``, ``n``, ``pass_rate``, ``mean_drop``, ``relative_drop`` (NaN as NaN), ``ties``,
+        ``n_relative``, ``note`` and ``signature`` (the raw scores' of that layer). ``df.attrs`` holds ``layers``,
+        ``seed``, ``lang``, ``candidates`` (their number), ``skipped`` and ``warnings``.
+
+        Raises:
+            MissingExtraError: pandas is not installed (it comes with ``bertscore-viz[app]``).
+        """
+        try:
+            import pandas as pd  # optional: the [app] extra
+        except ImportError:
+            from bertscore_viz.extras import MissingExtraError, missing_extra_message
+            raise MissingExtraError(missing_extra_message("AuditResult.to_pandas()", "pandas", "app")) from None
+        signature = dict(zip(self.layers, self.signatures))
+        df = pd.DataFrame([{"perturbation": r.perturbation, "layer": r.layer, "n": r.n, "pass_rate": r.pass_rate,
+                            "mean_drop": r.mean_drop, "relative_drop": r.relative_drop, "ties": r.ties,
+                            "n_relative": r.n_relative, "note": r.note, "signature": signature[r.layer]}
+                           for r in self.rows])
+        df.attrs.update({"layers": list(self.layers), "seed": self.seed, "lang": self.lang,
+                         "candidates": len(self.candidates), "skipped": list(self.skipped),
+                         "warnings": list(self.warnings)})
+        return df
+
     def as_rows(self) -> list[dict]:
         """The CLI's ``--json`` list: ``{perturbation, layer, n, pass_rate, mean_drop, relative_drop}`` per
         perturbation and layer, NaN as null."""

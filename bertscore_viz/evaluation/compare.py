@@ -185,6 +185,29 @@ class Comparison:
         """Every system's score on ``metric``: :func:`counted_mean` of its segment scores."""
         return {k: counted_mean(v) for k, v in self.scores(metric).items()}
 
+    def to_pandas(self):
+        """A ``pandas.DataFrame``, one row per system in rank order: ``system``, ``precision``, ``recall``, ``f1``
+        (each system's score: the mean of its reported segment scores, an undefined one counted as 0, as every
+        system-level number counts it), ``raw_precision``, ``raw_recall``, ``raw_f1`` (the same before rescaling) and
+        ``segments``. ``df.attrs`` holds ``signature``, ``layer``, ``idf``, ``rescaled``, ``note`` and ``warnings``.
+        The intervals and clusters: ``figures.tables.system_table(c, significance(c))``.
+
+        Raises:
+            MissingExtraError: pandas is not installed (it comes with ``bertscore-viz[app]``).
+        """
+        try:
+            import pandas as pd  # optional: the [app] extra
+        except ImportError:
+            from bertscore_viz.extras import MissingExtraError, missing_extra_message
+            raise MissingExtraError(missing_extra_message("Comparison.to_pandas()", "pandas", "app")) from None
+        df = pd.DataFrame([{"system": name} | {k: counted_mean(getattr(res, k)) for k in (
+            "precision", "recall", "f1", "raw_precision", "raw_recall", "raw_f1")} | {"segments": len(res)}
+            for name, res in self.results.items()],
+            columns=["system", "precision", "recall", "f1", "raw_precision", "raw_recall", "raw_f1", "segments"])
+        df.attrs.update({"signature": self.signature if self.results else None, "layer": self.layer, "idf": self.idf,
+                         "rescaled": self.rescaled, "note": self.note, "warnings": self.warnings()})
+        return df
+
     def warnings(self) -> list[str]:
         """Each system's scoring warnings, ``"name: warning"``; a warning every system has (an empty reference
         is the same segment for all) is given once, as ``"every system (k): warning"``."""

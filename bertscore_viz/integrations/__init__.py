@@ -8,6 +8,16 @@
   ``from torchmetrics.text.bert import BERTScore``: ``update(preds, target)`` / ``compute()``, states that gather
   correctly across processes.
 
+Where evaluation happens (issue 42; each module imports its framework only when used, so none is imported here):
+
+* notebooks: :mod:`bertscore_viz.integrations.notebook` (``to_html``, ``show``, ``register``): every result shows
+  itself as an HTML view in a Jupyter kernel, plotly.js embedded once (docs/NOTEBOOK.md);
+* 🤗 datasets: ``bertscore_viz.integrations.hf_datasets.score_dataset`` adds P/R/F1 columns (docs/HARNESSES.md);
+* lm-evaluation-harness: ``bertscore_viz.integrations.harness.lm_eval_metric`` (``bertscore``,
+  ``bertscore_aggregate``, ``bertscore_results``, ``register``); lighteval:
+  ``bertscore_viz.integrations.harness.lighteval_metric.bertscore_metrics`` (docs/HARNESSES.md);
+* MLflow and Weights & Biases: :mod:`bertscore_viz.integrations.trackers` (docs/TRACKERS.md).
+
 ``evaluate`` and ``torchmetrics`` are optional: only the modules that need them import them, and a missing one is a
 :class:`MissingIntegrationError` naming the package to install.
 """
