@@ -11,6 +11,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# The persistent embedding store is on by default for users (~/.cache/bertscore-viz/embeddings); tests embed
+# afresh unless a test gives a store of its own (tests/unit/test_store.py), so no test reads another's vectors.
+os.environ.setdefault("BERTSCORE_VIZ_STORE", "off")
 if os.environ.get("PYTEST_XDIST_WORKER"):  # a worker of `-n 2` (the README's test command): two workers on two
     # cores, one thread each (torch's own pool would take both cores in each worker, and its threads spin-wait on each
     # other); a subprocess a test starts inherits it. Tests that need a thread count set it themselves.

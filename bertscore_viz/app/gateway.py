@@ -35,6 +35,7 @@ from bertscore_viz.engine.cache import CACHE
 from bertscore_viz.engine.encoder import get_encoder, release_encoder
 from bertscore_viz.engine.options import ScoringOptions
 from bertscore_viz.engine.scorer import Scorer
+from bertscore_viz.engine.store import STORE_ENV, default_store, set_default_store_dir
 from bertscore_viz.errors import BertScoreVizError, ModelError
 from bertscore_viz.files import upload
 from bertscore_viz.models.spec import ModelSpec
@@ -44,7 +45,7 @@ __all__ = ["APP_CACHE_BYTES", "EXAMPLE_F1_KEPT", "resolve_model", "offered_model
            "options", "scorer", "example_f1", "rescaling_possible", "signature_text", "upload_limit_bytes",
            "upload_widget_mb",
            "upload_help", "count_upload", "upload_limits", "read_upload", "build_upload", "public_provenance",
-           "custom_baseline", "set_custom_baseline", "keep_baseline", "policy"]
+           "custom_baseline", "set_custom_baseline", "keep_baseline", "policy", "local_server", "store_status"]
 
 log = logging.getLogger("bertscore_viz.app")
 policy = config.policy
@@ -54,6 +55,19 @@ policy = config.policy
 APP_CACHE_BYTES = 128 * 2**20
 if not os.environ.get("BERTSCORE_VIZ_CACHE_MB"):
     CACHE.max_bytes = min(CACHE.max_bytes, APP_CACHE_BYTES)
+#: Addresses a server bound to is reachable from this machine only: a local, single-user app.
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def local_server() -> bool:
+    """Whether this server listens on this machine only (``bertscore-viz app``'s default), not for others."""
+    return str(st.get_option("server.address") or "") in LOOPBACK
+
+
+# The persistent embedding store (docs/STORE.md): a local app uses the user's store; a server others reach keeps it
+# off unless its operator set BERTSCORE_VIZ_STORE (a store shared by users is the operator's decision).
+if STORE_ENV not in os.environ and not local_server():
+    set_default_store_dir(None)
 _POOL = model_pool.ModelPool(policy().max_models, on_evict=release_encoder)
 _JOBS = job_queue.JobQueue(policy().max_jobs)
 
@@ -359,3 +373,23 @@ def keep_baseline(lang: str, model: str, table: BaselineTable, provenance_json: 
             return
         st.session_state["_baseline_saved"] = (lang, model, table.values.tobytes())
         st.rerun()
+
+
+def store_status() -> str:
+    """The sidebar's line on the persistent embedding store. A local app says how much this server reused; a shared
+    server says only that the store is on and its size: what one user's request reused would tell them what others
+    scored."""
+    store = default_store()
+    if store is None:
+        how = f" Set {STORE_ENV} to a folder to keep embeddings between runs." if local_server() else ""
+        return "Embedding store: off; texts are embedded afresh after a restart." + how
+    info = store.info()
+    if not info.enabled:
+        return "Embedding store: not usable on this server; scoring goes on without it."
+    size = f"{info.bytes / 2**20:,.0f} of {info.max_bytes / 2**20:,.0f} MB"
+    if not local_server():
+        return f"Embedding store: on ({size}, kept by this server)."
+    asked = info.hits + info.misses
+    reused = (f"{info.hits:,} of {asked:,} sentence-layers reused since the app started" if asked
+              else "nothing asked yet")
+    return f"Embedding store: {reused} · {size}."

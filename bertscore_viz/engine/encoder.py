@@ -29,11 +29,12 @@ import numpy as np
 import torch
 import transformers
 from safetensors import SafetensorError
-from transformers import AutoModel, T5EncoderModel
+from transformers import AutoModel
 
 from bertscore_viz.engine.arguments import DEFAULT_TOKEN_BUDGET, PRECISIONS
 from bertscore_viz.engine.cache import CACHE, CUDA_MEMORY_SHARE, EmbeddingCache
 from bertscore_viz.engine.devices import precision_dtype, resolve_device
+from bertscore_viz.engine.store import EmbeddingStore, default_store, fetch, keep, model_folder
 from bertscore_viz.engine.tensor_ops import pad_sequences
 from bertscore_viz.engine.tokenizer import (
     TextTokenizer,
@@ -215,6 +216,7 @@ class Encoder:
         model: Any
         try:
             if "t5" in spec.source.lower():
+                from transformers import T5EncoderModel  # here: importing it costs about a second at start-up
 
                 model = T5EncoderModel.from_pretrained(spec.source, **kwargs)
             else:
@@ -260,6 +262,10 @@ class Encoder:
         self._views: dict[int, object] = {}
         self._views_lock = threading.Lock()
         self.text_tokenizer = TextTokenizer(spec, tokenizer)
+        #: The persistent store this encoder reads and writes: None = the process's default (``default_store()``,
+        #: which follows ``BERTSCORE_VIZ_STORE``); False = none; or a given :class:`EmbeddingStore`.
+        self.store: EmbeddingStore | bool | None = None
+        self._store_prefixes: dict[str, bytes | None] = {}
 
     # --- tokenization -----------------------------------------------------------------------------------------
     @property
@@ -372,6 +378,9 @@ class Encoder:
                 missing.append(key)
             else:
                 vectors[key] = hits
+        store = self._pass_store()
+        if missing and store is not None:
+            missing = self._from_store(store, missing, layers, vectors)
         # progress counts texts (distinct, with something to embed), whatever their number of windows
         waiting = set(missing)
         total = len({b"".join(keys) for keys in text_keys if waiting.intersection(keys)})
@@ -384,8 +393,11 @@ class Encoder:
             shrink = PAD_SHRINK if self.close_batches_early else 0.0  # 0: a batch closes only when full
             for start, stop in plan_batches([len(first[k]) for k in order], batch_size, token_budget, shrink):
                 batch = order[start:stop]
-                for k, vecs in zip(batch, self._forward([first[k] for k in batch], layers)):
+                computed = self._forward([first[k] for k in batch], layers)
+                for k, vecs in zip(batch, computed):
                     vectors[missing[k]] = vecs
+                if store is not None:  # each batch committed on its own: a killed run keeps what it finished
+                    self._to_store(store, [missing[k] for k in batch], computed, layers)
                 done += len(batch)
                 if progress:
                     progress(done * total // len(missing), total)
@@ -396,6 +408,50 @@ class Encoder:
             else:
                 result.append([assemble([vectors[k][j] for k in keys], plan) for j in range(len(layers))])
         return result
+
+    # --- the persistent store ---------------------------------------------------------------------------------------
+    def _pass_store(self) -> EmbeddingStore | None:
+        """The store of this pass: none inside :meth:`private_cache` (a block's numbers must not depend on what
+        was embedded before, here or in another process), none for a model whose files cannot be named."""
+        if getattr(self._local, "cache", None) is not None or self.store is False:
+            return None
+        store = default_store() if self.store is None else self.store
+        if not isinstance(store, EmbeddingStore) or not store.enabled:
+            return None
+        return store if self.store_prefix(store) is not None else None
+
+    def store_prefix(self, store: EmbeddingStore) -> bytes | None:
+        """What every key of this encoder in ``store`` starts from: the model's files (content digest), the
+        precision, the device kind, torch's and transformers' versions. None when the model's folder cannot be
+        found (a hub model not in the local cache): such a model is not stored."""
+        name = str(store.path)
+        if name not in self._store_prefixes:
+            folder = model_folder(self.spec)
+            if folder is None:
+                self._store_prefixes[name] = None
+            else:
+                device = self.device if not self.device.startswith("cuda") else \
+                    f"cuda:{torch.cuda.get_device_name(resolve_device(self.device, indexed=True))}"
+                self._store_prefixes[name] = "|".join(
+                    [store.model_digest(folder), self.precision, device, f"torch={torch.__version__}",
+                     f"transformers={self.transformers_version}"]).encode()
+        return self._store_prefixes[name]
+
+    def _from_store(self, store: EmbeddingStore, missing: list[bytes], layers: Sequence[int],
+                    vectors: dict[bytes, list]) -> list[bytes]:
+        """Fill ``vectors`` (and the memory cache) with the sequences the store has at every layer asked; the
+        sequences still missing."""
+        found = fetch(store, self.store_prefix(store) or b"", missing, layers)
+        for seq, arrays in found.items():
+            vectors[seq] = [torch.from_numpy(a.copy()).to(self.device) for a in arrays]
+            for layer, t in zip(layers, vectors[seq]):
+                self.cache.put((self.key, layer, seq), t)
+        return [seq for seq in missing if seq not in found]
+
+    def _to_store(self, store: EmbeddingStore, sequences: list[bytes], computed: list[list],
+                  layers: Sequence[int]) -> None:
+        keep(store, self.store_prefix(store) or b"", sequences,
+             [[t.detach().cpu().numpy() for t in vecs] for vecs in computed], layers)
 
     def window_plan(self, length: int) -> WindowPlan:
         """How a text of ``length`` tokens (special tokens included) is embedded in window mode

@@ -136,6 +136,7 @@ def sidebar() -> Settings:
             st.caption("No baseline for this model, language and layer: the numbers are raw.")
         elif settings.rescale:
             st.caption(escape_markdown(baseline_in_use(settings, spec.name)))
+        st.caption(escape_markdown(gateway.store_status()))
         _share_control()
         st.button("Start fresh", key="start_fresh", on_click=persist.forget, icon=":material/restart_alt:",
                   help="Forget this session's uploads, scores, baselines and settings, and revoke its read-only "
