@@ -29,12 +29,12 @@ import numpy as np
 import torch
 import transformers
 from safetensors import SafetensorError
-from transformers import AutoModel
+from transformers import AutoConfig, AutoModel
 
 from bertscore_viz.engine.arguments import DEFAULT_TOKEN_BUDGET, PRECISIONS
 from bertscore_viz.engine.cache import CACHE, CUDA_MEMORY_SHARE, EmbeddingCache
 from bertscore_viz.engine.devices import precision_dtype, resolve_device
-from bertscore_viz.engine.store import EmbeddingStore, default_store, fetch, keep, model_folder
+from bertscore_viz.engine.store import EmbeddingStore, default_store, pass_store, read_into, write_from
 from bertscore_viz.engine.tensor_ops import pad_sequences
 from bertscore_viz.engine.tokenizer import (
     TextTokenizer,
@@ -211,35 +211,23 @@ class Encoder:
         transformers.utils.logging.set_verbosity_error()
         transformers.utils.logging.disable_progress_bar()
         tokenizer = load_tokenizer(spec, kwargs)  # a ModelError of its own for a tokenizer that cannot tokenize
-        # Any: transformers' model classes type `.encoder` as nn.Module's Tensor | Module and wrap `.to` in a
-        # decorator mypy cannot call
-        model: Any
-        try:
-            if "t5" in spec.source.lower():
-                from transformers import T5EncoderModel  # here: importing it costs about a second at start-up
-
-                model = T5EncoderModel.from_pretrained(spec.source, **kwargs)
-            else:
-                model = AutoModel.from_pretrained(spec.source, **kwargs)
-        except LOAD_ERRORS + (SafetensorError,) as exc:  # a pickle that would run code, a cut file, ...: one line
-            raise load_error("model", spec.name, spec.source, exc) from None
-        if hasattr(model, "decoder") and hasattr(model, "encoder"):
-            model = model.encoder
-        model.eval()
-        self.model = model.to(device=self.device, dtype=dtype)
         self.tokenizer = tokenizer
-        config = getattr(self.model, "config", None)
+        self._load_kwargs, self._dtype = kwargs, dtype
+        self._model: Any = None
+        self._model_lock = threading.Lock()
+        self._select_hidden_states: bool | None = None
+        try:
+            config = AutoConfig.from_pretrained(spec.source, **kwargs)
+        except LOAD_ERRORS as exc:
+            raise load_error("model", spec.name, spec.source, exc) from None
         n = getattr(config, "num_hidden_layers", None)
         n = getattr(config, "n_layers", None) if n is None else n  # 0 is a depth (refused below), not "unknown"
-        self._select_hidden_states = _install_hidden_state_hooks(self.model)
-        if n is None or self._select_hidden_states is None:
-            # Hooks could not be installed without a pass (or the depth is unknown): one full pass does both.
-            with torch.no_grad():
-                out = self.model(input_ids=torch.tensor([tokenizer("a")["input_ids"]], device=self.device),
-                                 output_hidden_states=True)
-            n = n if n is not None else len(out.hidden_states) - 1
-            self._select_hidden_states = False
-        self.num_layers = int(n)
+        # With a persistent store, the weights load at the first sentence the store does not have: a run the store
+        # answers whole imports no model code and reads no weights (seconds of a short run). Without one, now.
+        if n is None or default_store() is None:
+            probed = self._load_model(need_depth=n is None)
+            n = n if n is not None else probed
+        self.num_layers = int(n or 0)
         if self.num_layers < 1:
             raise ModelError(f"The model {spec.name!r} has no transformer layer (num_hidden_layers = "
                              f"{self.num_layers}); BERTScore needs a model with at least one.")
@@ -265,7 +253,54 @@ class Encoder:
         #: The persistent store this encoder reads and writes: None = the process's default (``default_store()``,
         #: which follows ``BERTSCORE_VIZ_STORE``); False = none; or a given :class:`EmbeddingStore`.
         self.store: EmbeddingStore | bool | None = None
-        self._store_prefixes: dict[str, bytes | None] = {}
+        #: Each store's key prefix for this encoder (:func:`~bertscore_viz.engine.store.encoder_prefix`).
+        self.store_prefixes: dict[str, bytes | None] = {}
+
+    @property
+    def model(self):
+        """The model, loaded on first use (see ``__init__``); thread-safe."""
+        if self._model is None:
+            with self._model_lock:
+                if self._model is None:
+                    self._load_model()
+        return self._model
+
+    @property
+    def model_loaded(self) -> bool:
+        """Whether the weights are loaded (a run the persistent store answers whole never loads them)."""
+        return self._model is not None
+
+    def _load_model(self, need_depth: bool = False) -> int | None:
+        """Load the weights onto the device at the precision, and install the hidden-state hooks; the model's
+        depth as a pass counts it when the hooks or ``need_depth`` (a configuration that does not say it) need a
+        pass (None otherwise)."""
+        spec, kwargs = self.spec, self._load_kwargs
+        model: Any  # transformers types `.encoder` as Tensor | Module and wraps `.to` in a decorator mypy cannot call
+        try:
+            if "t5" in spec.source.lower():
+                from transformers import T5EncoderModel  # here: importing it costs about a second at start-up
+
+                model = T5EncoderModel.from_pretrained(spec.source, **kwargs)
+            else:
+                model = AutoModel.from_pretrained(spec.source, **kwargs)
+        except LOAD_ERRORS + (SafetensorError,) as exc:  # a pickle that would run code, a cut file, ...: one line
+            raise load_error("model", spec.name, spec.source, exc) from None
+        if hasattr(model, "decoder") and hasattr(model, "encoder"):
+            model = model.encoder
+        model.eval()
+        model = model.to(device=self.device, dtype=self._dtype)
+        select = _install_hidden_state_hooks(model)
+        depth = None
+        if select is None or need_depth:
+            # Hooks could not be installed without a pass (or the depth is unknown): one full pass does both.
+            with torch.no_grad():
+                out = model(input_ids=torch.tensor([self.tokenizer("a")["input_ids"]], device=self.device),
+                            output_hidden_states=True)
+            depth = len(out.hidden_states) - 1
+            select = False
+        self._select_hidden_states = select
+        self._model = model
+        return depth
 
     # --- tokenization -----------------------------------------------------------------------------------------
     @property
@@ -378,9 +413,9 @@ class Encoder:
                 missing.append(key)
             else:
                 vectors[key] = hits
-        store = self._pass_store()
+        store = pass_store(self)
         if missing and store is not None:
-            missing = self._from_store(store, missing, layers, vectors)
+            missing = read_into(self, store, missing, layers, vectors)
         # progress counts texts (distinct, with something to embed), whatever their number of windows
         waiting = set(missing)
         total = len({b"".join(keys) for keys in text_keys if waiting.intersection(keys)})
@@ -397,7 +432,7 @@ class Encoder:
                 for k, vecs in zip(batch, computed):
                     vectors[missing[k]] = vecs
                 if store is not None:  # each batch committed on its own: a killed run keeps what it finished
-                    self._to_store(store, [missing[k] for k in batch], computed, layers)
+                    write_from(self, store, [missing[k] for k in batch], computed, layers)
                 done += len(batch)
                 if progress:
                     progress(done * total // len(missing), total)
@@ -409,49 +444,10 @@ class Encoder:
                 result.append([assemble([vectors[k][j] for k in keys], plan) for j in range(len(layers))])
         return result
 
-    # --- the persistent store ---------------------------------------------------------------------------------------
-    def _pass_store(self) -> EmbeddingStore | None:
-        """The store of this pass: none inside :meth:`private_cache` (a block's numbers must not depend on what
-        was embedded before, here or in another process), none for a model whose files cannot be named."""
-        if getattr(self._local, "cache", None) is not None or self.store is False:
-            return None
-        store = default_store() if self.store is None else self.store
-        if not isinstance(store, EmbeddingStore) or not store.enabled:
-            return None
-        return store if self.store_prefix(store) is not None else None
-
-    def store_prefix(self, store: EmbeddingStore) -> bytes | None:
-        """What every key of this encoder in ``store`` starts from: the model's files (content digest), the
-        precision, the device kind, torch's and transformers' versions. None when the model's folder cannot be
-        found (a hub model not in the local cache): such a model is not stored."""
-        name = str(store.path)
-        if name not in self._store_prefixes:
-            folder = model_folder(self.spec)
-            if folder is None:
-                self._store_prefixes[name] = None
-            else:
-                device = self.device if not self.device.startswith("cuda") else \
-                    f"cuda:{torch.cuda.get_device_name(resolve_device(self.device, indexed=True))}"
-                self._store_prefixes[name] = "|".join(
-                    [store.model_digest(folder), self.precision, device, f"torch={torch.__version__}",
-                     f"transformers={self.transformers_version}"]).encode()
-        return self._store_prefixes[name]
-
-    def _from_store(self, store: EmbeddingStore, missing: list[bytes], layers: Sequence[int],
-                    vectors: dict[bytes, list]) -> list[bytes]:
-        """Fill ``vectors`` (and the memory cache) with the sequences the store has at every layer asked; the
-        sequences still missing."""
-        found = fetch(store, self.store_prefix(store) or b"", missing, layers)
-        for seq, arrays in found.items():
-            vectors[seq] = [torch.from_numpy(a.copy()).to(self.device) for a in arrays]
-            for layer, t in zip(layers, vectors[seq]):
-                self.cache.put((self.key, layer, seq), t)
-        return [seq for seq in missing if seq not in found]
-
-    def _to_store(self, store: EmbeddingStore, sequences: list[bytes], computed: list[list],
-                  layers: Sequence[int]) -> None:
-        keep(store, self.store_prefix(store) or b"", sequences,
-             [[t.detach().cpu().numpy() for t in vecs] for vecs in computed], layers)
+    @property
+    def in_private_cache(self) -> bool:
+        """Whether this thread embeds inside :meth:`private_cache` (then no persistent store is read or written)."""
+        return getattr(self._local, "cache", None) is not None
 
     def window_plan(self, length: int) -> WindowPlan:
         """How a text of ``length`` tokens (special tokens included) is embedded in window mode

@@ -42,7 +42,7 @@ import numpy as np
 
 __all__ = ["STORE_ENV", "STORE_MB_ENV", "DEFAULT_STORE_BYTES", "OFF_WORDS", "StoreWarning", "StoreInfo",
            "EmbeddingStore", "default_store_dir", "set_default_store_dir", "default_store", "files_digest",
-           "model_folder", "fetch", "keep"]
+           "model_folder", "fetch", "keep", "pass_store", "encoder_prefix", "read_into", "write_from"]
 
 STORE_ENV = "BERTSCORE_VIZ_STORE"
 STORE_MB_ENV = "BERTSCORE_VIZ_STORE_MB"
@@ -417,3 +417,57 @@ def keep(store: EmbeddingStore, prefix: bytes, sequences: Sequence[bytes], compu
     """Write each sequence's arrays (one per layer, in the order of ``layers``) in one transaction."""
     store.put_many((EmbeddingStore.key(prefix, layer, seq), arrays[j])
                    for seq, arrays in zip(sequences, computed) for j, layer in enumerate(layers))
+
+
+# --- the encoder's side (engine/encoder.py calls these: an encoder duck-typed, to keep that module to its pass; torch
+# is imported in them, so that `bertscore-viz cache info` loads none) ------------------------------------------------
+def pass_store(encoder) -> EmbeddingStore | None:
+    """The store of one pass of ``encoder``: its own (``encoder.store``: None = :func:`default_store`, False =
+    none); none inside a private cache (a block's numbers must not depend on what was embedded before, here or in
+    another process), none for a model whose files cannot be named."""
+    if encoder.in_private_cache or encoder.store is False:
+        return None
+    store = default_store() if encoder.store is None else encoder.store
+    if not isinstance(store, EmbeddingStore) or not store.enabled:
+        return None
+    return store if encoder_prefix(encoder, store) is not None else None
+
+
+def encoder_prefix(encoder, store: EmbeddingStore) -> bytes | None:
+    """What every key of ``encoder`` in ``store`` starts from: the model's files (content digest), the precision,
+    the device kind, torch's and transformers' versions; remembered on the encoder. None when the model's folder
+    cannot be found (a hub model not in the local cache): such a model is not stored."""
+    known = encoder.store_prefixes
+    name = str(store.path)
+    if name not in known:
+        import torch
+
+        folder = model_folder(encoder.spec)
+        device = encoder.device
+        if device.startswith("cuda"):
+            device = f"cuda:{torch.cuda.get_device_name(torch.device(device))}"
+        known[name] = None if folder is None else "|".join(
+            [store.model_digest(folder), encoder.precision, device, f"torch={torch.__version__}",
+             f"transformers={encoder.transformers_version}"]).encode()
+    return known[name]
+
+
+def read_into(encoder, store: EmbeddingStore, missing: list[bytes], layers: Sequence[int],
+              vectors: dict[bytes, list]) -> list[bytes]:
+    """Fill ``vectors`` (and the encoder's memory cache) with the sequences the store has at every layer asked, as
+    tensors on the encoder's device; the sequences still missing."""
+    import torch
+
+    found = fetch(store, encoder_prefix(encoder, store) or b"", missing, layers)
+    for seq, arrays in found.items():
+        vectors[seq] = [torch.from_numpy(a.copy()).to(encoder.device) for a in arrays]
+        for layer, t in zip(layers, vectors[seq]):
+            encoder.cache.put((encoder.key, layer, seq), t)
+    return [seq for seq in missing if seq not in found]
+
+
+def write_from(encoder, store: EmbeddingStore, sequences: list[bytes], computed: list[list],
+               layers: Sequence[int]) -> None:
+    """Keep one batch's vectors (per sequence, a tensor per layer of ``layers``) in one transaction."""
+    keep(store, encoder_prefix(encoder, store) or b"", sequences,
+         [[t.detach().cpu().numpy() for t in vecs] for vecs in computed], layers)

@@ -24,11 +24,14 @@ def main() -> None:
         rows = list(csv.DictReader(fh))[start:start + count]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # [UNK] notes of a few WMT16 segments
-        res = Scorer(batch_size=batch).score([r["candidate"] for r in rows], [r["reference"] for r in rows])
+        scorer = Scorer(batch_size=batch)
+        res = scorer.score([r["candidate"] for r in rows], [r["reference"] for r in rows])
     np.save(out, np.stack([res.precision, res.recall, res.f1]))
     store = default_store()
     info = store.info() if store is not None else None
-    print("store off" if info is None else f"hits={info.hits} misses={info.misses} written={info.written}")
+    print("store off" if info is None else f"hits={info.hits} misses={info.misses} written={info.written}",
+          f"model_loaded={scorer.encoder.model_loaded}",
+          f"model_code_imported={'transformers.models.bert.modeling_bert' in sys.modules}")
 
 
 if __name__ == "__main__":

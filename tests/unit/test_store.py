@@ -256,6 +256,11 @@ def test_a_new_process_reads_what_another_wrote_bit_for_bit(tmp_path):
     off, a, b = (np.load(tmp_path / f"{n}.npy") for n in ("off", "cold", "warm"))
     assert off.tobytes() == a.tobytes() == b.tobytes()
     assert "hits=0" in cold.stdout and "misses=0" in warm.stdout and "written=0" in warm.stdout
+    # a run the store answers whole loads no weights and imports no model code; the cold one did both
+    assert "model_loaded=True model_code_imported=True" in cold.stdout
+    assert "model_loaded=False model_code_imported=False" in warm.stdout
+    off_run = _worker("off", tmp_path / "off2.npy", "0", "10")
+    assert "model_loaded=True" in off_run.stdout  # without a store the model loads with the encoder, as before
 
 
 def _check_against_a_run_without_store(tmp_path: Path, store: Path, count: str) -> None:
