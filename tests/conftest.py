@@ -14,6 +14,12 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # The persistent embedding store is on by default for users (~/.cache/bertscore-viz/embeddings); tests embed
 # afresh unless a test gives a store of its own (tests/unit/test_store.py), so no test reads another's vectors.
 os.environ.setdefault("BERTSCORE_VIZ_STORE", "off")
+# Saved runs (docs/RUNS.md) go to a folder of this test session, never the user's ~/.cache/bertscore-viz/runs: the
+# app under test counts as a local app (127.0.0.1), which uses the default runs folder.
+if "BERTSCORE_VIZ_RUNS" not in os.environ:
+    import tempfile
+
+    os.environ["BERTSCORE_VIZ_RUNS"] = tempfile.mkdtemp(prefix="bertscore-viz-test-runs-")
 if os.environ.get("PYTEST_XDIST_WORKER"):  # a worker of `-n 2` (the README's test command): two workers on two
     # cores, one thread each (torch's own pool would take both cores in each worker, and its threads spin-wait on each
     # other); a subprocess a test starts inherits it. Tests that need a thread count set it themselves.
@@ -56,3 +62,12 @@ def _group(item, top: str) -> str:
         ex = callspec.params.get("ex") if callspec is not None else None
         return path + (":docs/CLI.md" if getattr(ex, "file", None) == "docs/CLI.md" else ":others")
     return path
+
+
+def pytest_collection_finish(session):
+    """A test module that turns autograd off for the whole process when it is imported (a framework's import can:
+    lighteval's does) would make every later gradient test of its worker fail far from the cause: said here."""
+    torch = sys.modules.get("torch")
+    if torch is not None and not torch.is_grad_enabled():
+        raise pytest.UsageError("Autograd is off after collecting the tests: a test module (or what it imports) "
+                                "called torch.set_grad_enabled(False) at import; turn it back on in that module.")

@@ -506,7 +506,7 @@ def run(args) -> int:
             notes.append("A results file's scores are the file's own: -m, -l and --idf do not change them.")
     else:
         comparison, scorer, notes = _score(args, loaded, args.quiet)
-    if args.save_run is not None:
+    if getattr(args, "save_run", None) is not None:
         save_new_run(args, loaded.dataset, comparison)
     if earlier:  # the earlier runs' systems beside the new ones, by their kept scores
         ds, comparison = with_runs(loaded.dataset, comparison, earlier)

@@ -1,5 +1,5 @@
 """Command line: ``bertscore-viz score|show|compare|baseline|tune-layers|correlate|audit|mbr|mtme|evaluate-path|
-models|app|check-deploy`` (also
+models|cache|runs|app|check-deploy`` (also
 ``python -m bertscore_viz``).
 
 ``score`` takes bert-score's flags (``-c``, ``-r``, ``-m``, ``-l``, ``--lang``, ``--idf``, ``--rescale_with_baseline``,

@@ -134,7 +134,7 @@ def run(args) -> int:
         print(f"Warning: {terminal_safe(w)}", file=sys.stderr)
     if args.log_to:
         log_results(args.log_to, result=res, candidates=cands, references=refs, scorer=scorer)
-    if args.save_run is not None:
+    if getattr(args, "save_run", None) is not None:
         _save_run(args, cands, refs, res)
     if args.json:
         d = res.as_dict()

@@ -64,6 +64,7 @@ SETTINGS: dict[str, tuple[type, object]] = {
     "samples_chars": (int, 1_000_000),
     "samples_references": (int, 16),
     "sentence_metrics_seconds": (float, 300.0),
+    "runs_dir": (str, ""),
 }
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
@@ -111,6 +112,9 @@ class Policy:
         sentence_metrics_seconds: the most seconds of one core that sacrebleu's chrF, BLEU or TER of one Compare
             upload may take (estimated before, and stopped when run past); it runs in the background, after
             BERTScore's results are shown. TER's cost grows with the cube of the texts' length.
+        runs_dir: the operator's runs folder (docs/RUNS.md): the Compare page saves runs there and offers them to
+            every user of the server ("" = no runs on a shared server; a local app uses $BERTSCORE_VIZ_RUNS or
+            ~/.cache/bertscore-viz/runs).
     """
 
     models: tuple[str, ...] = ()
@@ -148,6 +152,7 @@ class Policy:
     samples_chars: int = 1_000_000
     samples_references: int = 16
     sentence_metrics_seconds: float = 300.0
+    runs_dir: str = ""
 
     @property
     def kept_bytes(self) -> int:

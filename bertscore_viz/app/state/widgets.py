@@ -27,8 +27,8 @@ __all__ = ["KEPT_EXACT", "KEPT_PATTERNS", "is_kept", "kept_keys", "keep_widget_v
 KEPT_EXACT = frozenset({
     # Inspect: the pair, the example picker, where idf comes from
     "inspect_candidate", "inspect_example", "inspect_idf_source", "inspect_idf_corpus",
-    # Compare: the open tab of the results
-    "cmp_tab",
+    # Compare: the open tab of the results; the earlier runs picked and the name of the run to save (runs.py)
+    "cmp_tab", "cmp_earlier_runs", "cmp_run_name",
     # Baselines: the corpus sampling settings
     "bl_max_words", "bl_pairs", "bl_seed",
     # Agreement with humans: the human column, the bootstrap, the scatter's metric and colours, the figure format

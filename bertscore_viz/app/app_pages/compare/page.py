@@ -5,9 +5,9 @@ into ``st.session_state["compare_input"]``) -> read and map columns (or choose t
 reference) -> validate (problems listed, good rows kept; segments with an empty reference scored 0 or left out) ->
 one model pass for all systems at the sidebar's layer (each pair's P/R/F without and with idf, kept in the session's
 :class:`CompareState`; another layer is one more pass) -> results for the sidebar's idf and rescaling without a model
-pass -> answer (with the calibration ladder), the system table (with sacrebleu's chrF, BLEU, TER), significance (and
-power), segments, charts, drill-down (its pair explained again), downloads (CSV, JSON, LaTeX, the HTML report,
-mt-metrics-eval files).
+pass -> earlier runs' systems added by their kept scores (``runs.py``) -> answer (with the calibration ladder), the
+system table (with sacrebleu's chrF, BLEU, TER), significance (and power), segments, charts, drill-down (its pair
+explained again), downloads (CSV, JSON, LaTeX, the HTML report, mt-metrics-eval files), and "Save this run".
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from bertscore_viz.app.app_pages.compare.metrics import signatures_view, surface
 from bertscore_viz.app.app_pages.compare.mtme import is_mtme, mtme_input
 from bertscore_viz.app.app_pages.compare.reading import answer_notes, readings_for
 from bertscore_viz.app.app_pages.compare.results import answer, system_table_view
+from bertscore_viz.app.app_pages.compare.runs import earlier_runs, save_control
 from bertscore_viz.app.app_pages.compare.scoring import (
     file_explainer,
     language_note,
@@ -236,8 +237,10 @@ def main() -> None:
         return
     sc, cstats, key, comparison = scored
     _notes(settings, ds, table, sc, cstats, key, comparison)
-    show_results(ds, comparison, settings, fkey, "rescaled" if comparison.rescaled else "raw", problems,
+    shown_ds, shown = earlier_runs(ds, comparison)  # kept runs' systems beside these, by their kept scores
+    show_results(shown_ds, shown, settings, fkey, "rescaled" if comparison.rescaled else "raw", problems,
                  empty=(empty_note, left_out), example=is_example(data), evalset=evalset, reference=reference)
+    save_control(ds, comparison)
 
 
 main()
