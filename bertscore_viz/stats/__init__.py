@@ -17,6 +17,9 @@ that turns their sum into the corpus score (sacrebleu's chrF, BLEU, TER). Nothin
 * :mod:`~bertscore_viz.stats.power`: the paired bootstrap's power and minimum detectable difference;
 * :mod:`~bertscore_viz.stats.gate`: a CI gate's verdict (any system significantly worse than the baseline, or not
   significantly better) read from the paired tests.
+* :mod:`~bertscore_viz.stats.meta`: meta-evaluation of a metric against human scores by pairwise accuracy: acc_eq
+  with tie calibration (Deutsch et al. 2023), soft pairwise accuracy (Thompson et al. 2024), system-level pairwise
+  accuracy (Kocmi et al. 2021), their intervals and the tests between two metrics, as mt-metrics-eval computes them.
 
 Defaults are sacrebleu's: 1,000 resamples, 10,000 randomization trials, seed :data:`DEFAULT_SEED` (12345).
 """

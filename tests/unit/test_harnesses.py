@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 import xxhash
 from lighteval.logging import info_loggers
 from lighteval.logging.evaluation_tracker import EvaluationTracker
@@ -41,6 +42,17 @@ from bertscore_viz.errors import InputError
 from bertscore_viz.integrations.harness import lm_eval_metric
 from bertscore_viz.integrations.harness.lighteval_metric import bertscore_metrics
 from bertscore_viz.integrations.harness.lm_eval_metric import bertscore, bertscore_aggregate, bertscore_results
+
+# lighteval.pipeline imports lighteval's transformers model module, which turns autograd off for the whole process at
+# its top level (torch.set_grad_enabled(False)): every later test of this worker (the loss, gradchecks) would lose its
+# gradients. Turned back on here, at collection, and after each test below.
+torch.set_grad_enabled(True)
+
+
+@pytest.fixture(autouse=True)
+def _autograd_stays_on():
+    yield
+    torch.set_grad_enabled(True)
 
 pytestmark = pytest.mark.slow
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
