@@ -1,5 +1,6 @@
 """A real Streamlit server and Debian's Chromium driven by Playwright (no downloaded browser)."""
 
+import contextlib
 import os
 import shutil
 import socket
@@ -52,12 +53,15 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def app_url():
+@contextlib.contextmanager
+def app_server(log_name: str, **env: str):
+    """A real Streamlit server of the app on a free port of 127.0.0.1, with ``env`` added to this process's
+    environment and its output in ``tests/artifacts/<log_name>``; yields its URL once it answers its health check,
+    and stops it afterwards."""
     port = _free_port()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
-    with open(ARTIFACTS / "streamlit-server.log", "w") as log:  # the server writes through its own copy
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", **env)
+    with open(ARTIFACTS / log_name, "w") as log:  # the server writes through its own copy
         proc = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
              "--server.port", str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
@@ -74,14 +78,22 @@ def app_url():
             pass
         if proc.poll() is not None or time.time() > deadline:
             proc.kill()
-            pytest.fail(f"Streamlit did not start; see {ARTIFACTS / 'streamlit-server.log'}")
+            pytest.fail(f"Streamlit did not start; see {ARTIFACTS / log_name}")
         time.sleep(0.5)
-    yield url
-    proc.terminate()
     try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="session")
+def app_url():
+    with app_server("streamlit-server.log") as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

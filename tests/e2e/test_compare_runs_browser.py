@@ -7,12 +7,6 @@ The server here is this module's own, local (127.0.0.1) and given a runs folder 
 from __future__ import annotations
 
 import csv
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -20,7 +14,7 @@ from playwright.sync_api import expect
 
 from bertscore_viz.files.runs import list_runs
 
-from .conftest import ARTIFACTS, screenshot
+from .conftest import app_server, screenshot
 
 pytestmark = pytest.mark.browser
 
@@ -50,36 +44,8 @@ def _write_csv(path: Path, systems: list[str]) -> Path:
 def runs_server(tmp_path_factory):
     """A local server of its own whose runs folder is the test's."""
     folder = tmp_path_factory.mktemp("runs")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", BERTSCORE_VIZ_RUNS=str(folder),
-               BERTSCORE_VIZ_STORE="off")
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with open(ARTIFACTS / "streamlit-runs-server.log", "w") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
-             "--server.port", str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
-             "--browser.gatherUsageStats", "false"], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 90
-    while True:
-        try:
-            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            pass
-        if proc.poll() is not None or time.time() > deadline:
-            proc.kill()
-            pytest.fail(f"Streamlit did not start; see {ARTIFACTS / 'streamlit-runs-server.log'}")
-        time.sleep(0.5)
-    yield url, folder
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    with app_server("streamlit-runs-server.log", BERTSCORE_VIZ_RUNS=str(folder), BERTSCORE_VIZ_STORE="off") as url:
+        yield url, folder
 
 
 @pytest.fixture
