@@ -234,9 +234,7 @@ class EmbeddingStore:
         if bad or found:
             con.execute("BEGIN IMMEDIATE")
             try:
-                for start in range(0, len(bad), _CHUNK):
-                    chunk = bad[start:start + _CHUNK]
-                    con.execute(f"DELETE FROM entries WHERE key IN ({','.join('?' * len(chunk))})", chunk)
+                _delete(con, bad)
                 hit = list(found)
                 for start in range(0, len(hit), _CHUNK):
                     chunk = hit[start:start + _CHUNK]
@@ -296,9 +294,7 @@ class EmbeddingStore:
             freed += size
             if freed >= excess:
                 break
-        for start in range(0, len(doomed), _CHUNK):
-            chunk = doomed[start:start + _CHUNK]
-            con.execute(f"DELETE FROM entries WHERE key IN ({','.join('?' * len(chunk))})", chunk)
+        _delete(con, doomed)
 
     # --- the model's identity ---------------------------------------------------------------------------------------
     def model_digest(self, folder: str | Path) -> str:
@@ -351,6 +347,13 @@ class EmbeddingStore:
     def reset_counts(self) -> None:
         with self._lock:
             self.hits = self.misses = self.written = self.discarded = 0
+
+
+def _delete(con: sqlite3.Connection, keys: list) -> None:
+    """Delete the entries of ``keys``, a query per :data:`_CHUNK` (inside the caller's transaction)."""
+    for start in range(0, len(keys), _CHUNK):
+        chunk = keys[start:start + _CHUNK]
+        con.execute(f"DELETE FROM entries WHERE key IN ({','.join('?' * len(chunk))})", chunk)
 
 
 def files_digest(folder: str | Path) -> str:

@@ -44,7 +44,10 @@ from bertscore_viz.files.dataset import Dataset
 from bertscore_viz.files.export import safe_csv
 from bertscore_viz.stats.analysis import Significance
 
-__all__ = ["DEFAULT_WORST", "LoggedRun", "TrackerContent", "build_content", "metric_key", "write_files"]
+__all__ = ["DEFAULT_WORST", "FOLDER", "LoggedRun", "TrackerContent", "build_content", "metric_key", "write_files"]
+
+#: The run's folder (MLflow artifacts) or section and files folder (W&B) of everything this package logs.
+FOLDER = "bertscore"
 
 #: Heatmaps logged by default: the lowest-F1 pairs (of each system, for a comparison).
 DEFAULT_WORST = 5

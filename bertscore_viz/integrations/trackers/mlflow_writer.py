@@ -23,13 +23,11 @@ from bertscore_viz.errors import InputError
 from bertscore_viz.evaluation.compare import Comparison
 from bertscore_viz.files.dataset import Dataset
 from bertscore_viz.integrations import missing_package
-from bertscore_viz.integrations.trackers.content import DEFAULT_WORST, LoggedRun, build_content, write_files
+from bertscore_viz.integrations.trackers.content import DEFAULT_WORST, FOLDER, LoggedRun, build_content, write_files
 from bertscore_viz.stats.analysis import Significance
 
 __all__ = ["log_to_mlflow"]
 
-#: The run's folder of everything this package logs.
-FOLDER = "bertscore"
 
 
 def _mlflow():

@@ -24,6 +24,7 @@ from bertscore_viz.files.dataset import Dataset
 from bertscore_viz.integrations import missing_package
 from bertscore_viz.integrations.trackers.content import (
     DEFAULT_WORST,
+    FOLDER,
     LoggedRun,
     TrackerContent,
     build_content,
@@ -33,8 +34,6 @@ from bertscore_viz.stats.analysis import Significance
 
 __all__ = ["log_to_wandb"]
 
-#: The run's section (and files folder) of everything this package logs.
-FOLDER = "bertscore"
 
 
 def _wandb():
