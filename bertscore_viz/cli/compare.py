@@ -34,6 +34,7 @@ from bertscore_viz.engine.store import default_store
 from bertscore_viz.errors import BertScoreVizError, InputError
 from bertscore_viz.evaluation import compare, precomputed
 from bertscore_viz.evaluation.latex import latex_table
+from bertscore_viz.evaluation.own_metrics import OwnMetric, own_metrics, with_own_metrics
 from bertscore_viz.evaluation.precomputed import LoadedResults
 from bertscore_viz.evaluation.runs import with_runs
 from bertscore_viz.evaluation.significance import Significance, resamples_for
@@ -47,13 +48,15 @@ from bertscore_viz.files.export import json_ready
 from bertscore_viz.files.fileio import atomic_write_text, check_writable, terminal_json, terminal_safe
 from bertscore_viz.files.results import format as results_format
 from bertscore_viz.files.results.table import read_results
+from bertscore_viz.files.score_columns import scores_from_lines, scores_from_mtme
 from bertscore_viz.files.textfile import read_bytes, read_text_lines
 from bertscore_viz.progress import progress_bar
 from bertscore_viz.stats.gate import FAIL_IF_NOT_BETTER, FAIL_IF_WORSE, GateResult, gate
 from bertscore_viz.stats.randomization import Randomization, paired_randomization
 from bertscore_viz.stats.resampling import DEFAULT_SEED
 
-__all__ = ["run", "Loaded", "load_input", "analyse", "format_text", "gate_rule", "json_object", "plain"]
+__all__ = ["run", "Loaded", "load_input", "analyse", "format_text", "gate_rule", "json_object", "own_metric_set",
+           "plain"]
 
 #: Problems and warnings printed on stderr before "... and N more".
 _SHOWN = 10
@@ -169,9 +172,10 @@ def _from_table(args) -> Loaded:
     if table is None:
         raise InputError(f"{path} cannot be read: " + " ".join(p.problem for p in problems))
     mapping = mapping_from_args(args.reference_column, args.candidate_column, args.system_column,
-                                args.system_columns, args.source_column, args.segment_id_column)
-    if mapping is None:  # detected from the column names, as the Compare page detects them
-        mapping, detect_problems = upload.detect_mapping([c for c in dict.fromkeys(table.columns) if c])
+                                args.system_columns, args.source_column, args.segment_id_column,
+                                getattr(args, "score_columns", None))
+    if mapping is None:  # detected from the column names (and the cells), as the Compare page detects them
+        mapping, detect_problems = upload.detect_mapping([c for c in dict.fromkeys(table.columns) if c], table)
         if mapping is None:
             raise InputError(f"The columns of {path.name} cannot be told apart: "
                              + " ".join(p.problem for p in detect_problems if p.severity == "error")
@@ -185,7 +189,8 @@ def _from_table(args) -> Loaded:
 
 def _from_mtme(args) -> Loaded:
     source = mtme.open_mtme(args.mt_metrics_eval)
-    ev = source.read(args.lp, args.test_set, read_metric_scores=False)
+    wanted = getattr(args, "mtme_scores", None)
+    ev = source.read(args.lp, args.test_set, read_metric_scores=bool(wanted))
     refs = args.mtme_ref
     if not refs:
         if len(ev.references) != 1:
@@ -193,9 +198,42 @@ def _from_mtme(args) -> Loaded:
                              f"({', '.join(map(repr, ev.references)) or 'none'}); choose one with --ref NAME.")
         refs = list(ev.references)
     ds = ev.dataset(refs)
+    if wanted:
+        own = scores_from_mtme(ev.metric_scores, ds.system_names, wanted, f"{ev.name} {args.lp}")
+        ds = replace(ds, own_scores=own, problems=ds.problems + list(own.problems))
     n = ds.n_segments
     return Loaded(ds, f"{ev.name} {ev.lp} against {', '.join(refs)} (mt-metrics-eval)",
                   [f"line {i + 1}" for i in range(n)], None, tuple(ev.warnings))
+
+
+def _with_score_files(specs: list[str], loaded: Loaded) -> Loaded:
+    """The dataset with the metrics of ``--scores NAME=FILE`` (read and checked; bad values listed)."""
+    ds = loaded.dataset
+    own = ds.own_scores
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        if not sep or not path:
+            raise InputError(f"--scores takes NAME=FILE (e.g. --scores COMET=comet.txt); got {plain(spec)!r}.")
+        lines = read_text_lines(path, "scores file", allow_empty=True)
+        own = own.merged(scores_from_lines(name, lines, ds.system_names, ds.n_segments, path))
+    extra = [p for p in own.problems if p not in ds.own_scores.problems]
+    return replace(loaded, dataset=replace(ds, own_scores=own, problems=ds.problems + extra))
+
+
+def own_metric_set(args, dataset: Dataset, systems) -> tuple[dict[str, OwnMetric], list[str]]:
+    """The metrics of one's own of the input for ``systems`` and the notes about them; checks ``--metric``.
+
+    Raises:
+        InputError: ``--metric`` names neither P, R, F1 nor a metric of the input; a direction for an unknown metric.
+    """
+    own, notes = own_metrics(dataset.own_scores, systems, args.lower_is_better or (), args.higher_is_better or ())
+    if args.metric not in compare.METRICS and args.metric not in own:
+        given = ", ".join(map(repr, dataset.own_scores.scores))
+        raise InputError(f"--metric {plain(args.metric)!r} is neither P, R, F1 nor a metric of one's own of the input"
+                         + (f" (those: {plain(given)})" if given else " (give one with --scores NAME=FILE or a score "
+                                                                      "column)")
+                         + ("; it was left out: " + " ".join(plain(n) for n in notes) if notes else "") + ".")
+    return own, notes
 
 
 def load_input(args) -> Loaded:
@@ -221,6 +259,8 @@ def load_input(args) -> Loaded:
         if not args.lp:
             raise InputError("--mt-metrics-eval needs --lp LP (a language pair, e.g. en-de).")
         loaded = _from_mtme(args)
+    if getattr(args, "scores", None):
+        loaded = _with_score_files(args.scores, loaded)
     names = loaded.dataset.system_names
     if len(names) > upload.MAX_SYSTEMS:  # the Compare page's limit; the report's size bound counts on it
         raise InputError(f"compare takes at most {upload.MAX_SYSTEMS} systems, as the Compare page does; got "
@@ -282,9 +322,10 @@ def _explainer(args, loaded: Loaded, comparison, scorer: Scorer | None, notes: l
 
 def analyse(comparison: compare.Comparison, baseline: str, metric: str = "F1", holm: bool = False,
             n_samples: int | None = None, seed: int = DEFAULT_SEED, paired_ar: bool = False, ar_trials: int = 10_000,
-            progress=None) -> tuple[Significance, Randomization | None]:
+            progress=None, own: dict[str, OwnMetric] | None = None) -> tuple[Significance, Randomization | None]:
     """The Compare page's significance (top-ranked baseline, its resamples) rebased to ``baseline``, and optionally
-    approximate randomization against it (segment scores NaN counted as 0, as the bootstrap counts them).
+    approximate randomization against it (segment scores NaN counted as 0, as the bootstrap counts them). A metric
+    of one's own (``own``) is analysed the same way over the segments every system has a score for.
 
     Raises:
         InputError: ``baseline`` is not a system of the comparison.
@@ -293,16 +334,23 @@ def analyse(comparison: compare.Comparison, baseline: str, metric: str = "F1", h
         raise InputError(f"Unknown --baseline {plain(baseline)!r}; the systems are "
                          f"{', '.join(repr(plain(s)) for s in comparison.systems)}.")
     correction = "holm" if holm else None
-    n = len(next(iter(comparison.results.values())).f1)
+    mine = (own or {}).get(metric)
+    n = len(next(iter(comparison.results.values())).f1) if mine is None else mine.n_kept
     if n_samples is None:
         n_samples = resamples_for(len(comparison.results), n, correction)
-    sig = compare.significance(comparison, None, metric, n_samples=n_samples, seed=seed, correction=correction,
-                               progress=progress if n_samples > 5000 else None).rebase(baseline)
+    quiet_progress = progress if n_samples > 5000 else None
+    if mine is not None:  # BERTScore's analysis of the given scores, over the segments every system has
+        sig = mine.significance(baseline, correction, n_samples=n_samples, seed=seed, progress=quiet_progress)
+        counted = mine.kept_scores()
+    else:
+        sig = compare.significance(comparison, None, metric, n_samples=n_samples, seed=seed, correction=correction,
+                                   progress=quiet_progress).rebase(baseline)
+        counted = comparison.counted_scores(metric)
     ar = None
     if paired_ar:
-        counted = comparison.counted_scores(metric)
         scores = {s: counted[s] for s in sig.systems}
-        ar = paired_randomization(scores, baseline, metric, ar_trials, seed, correction, sig.alpha, progress)
+        ar = paired_randomization(scores, baseline, metric, ar_trials, seed, correction, sig.alpha, progress,
+                                  sig.higher_is_better)
     return sig, ar
 
 
@@ -320,17 +368,28 @@ def _p_cell(p: float | None, alpha: float) -> str:
     return "" if p is None else f"(p = {p:.4f})" + ("*" if p < alpha else "")
 
 
-def _table_lines(comparison, sig: Significance) -> list[str]:
-    frame = tables.system_table(comparison, sig)
+def _table_lines(comparison, sig: Significance, surface=None) -> list[str]:
+    frame = tables.system_table(comparison, sig, surface)
     m = sig.metric
+    others = [c for c in (surface.metrics if surface is not None else {})] or ([m] if m not in compare.METRICS
+                                                                               else [])
     names = [plain(s) + (" ★" if b else "") for s, b in zip(frame["System"], frame["Best"])]
     w = max([len("System")] + [len(s) for s in names])
-    lines = [f"{'Rank':>4} {'Cluster':>7} {'Wins':>4}  {'System':<{w}}  {'P':>8} {'R':>8} {'F1':>8}  {m} 95% CI"]
+    widths = [max(8, len(plain(c))) for c in others]
+    extra_head = "".join(f" {plain(c):>{k}}" for c, k in zip(others, widths))
+    lines = [f"{'Rank':>4} {'Cluster':>7} {'Wins':>4}  {'System':<{w}}  {'P':>8} {'R':>8} {'F1':>8}{extra_head}  "
+             f"{plain(m)} 95% CI"]
     for name, row in zip(names, frame.to_dict(orient="records")):
+        extra = "".join(f" {row[c]:>{k}.4f}" for c, k in zip(others, widths))
         lines.append(f"{row['Rank']:>4} {row['Cluster']:>7} {row['Wins']:>4}  {name:<{w}}  {row['P']:>8.4f} "
-                     f"{row['R']:>8.4f} {row['F1']:>8.4f}  [{row[f'{m} CI low']:.4f}, {row[f'{m} CI high']:.4f}]")
-    lines.append(f"Best first. {m} 95% CI: bootstrap percentile interval ({sig.n_samples:,} resamples, seed "
+                     f"{row['R']:>8.4f} {row['F1']:>8.4f}{extra}  [{row[f'{m} CI low']:.4f}, "
+                     f"{row[f'{m} CI high']:.4f}]")
+    lines.append(f"Best first. {plain(m)} 95% CI: bootstrap percentile interval ({sig.n_samples:,} resamples, seed "
                  f"{sig.seed}).")
+    for c in others:
+        metric = surface.metrics[c] if surface is not None else None
+        if metric is not None:
+            lines.append(f"{plain(c)}: {plain(metric.corpus_signature)}")
     return lines
 
 
@@ -373,14 +432,14 @@ def _paired_lines(sig: Significance, ar: Randomization | None) -> list[str]:
     return lines
 
 
-def format_text(loaded: Loaded, comparison, sig: Significance, ar: Randomization | None) -> str:
-    """The command's text output: the system table, the paired tests as sacrebleu prints them, the sentences and
-    the clusters."""
+def format_text(loaded: Loaded, comparison, sig: Significance, ar: Randomization | None, surface=None) -> str:
+    """The command's text output: the system table (with the metrics of one's own in ``surface``), the paired tests
+    as sacrebleu prints them, the sentences and the clusters."""
     ds = loaded.dataset
     scale = "rescaled" if comparison.rescaled else "raw"
     lines = [f"{plain(loaded.description)}: {len(ds.systems)} systems x {ds.n_segments:,} segments; {sig.metric}, "
              f"{scale}", f"signature: {comparison.signature}", ""]
-    lines += _table_lines(comparison, sig) + [""] + _paired_lines(sig, ar) + [""]
+    lines += _table_lines(comparison, sig, surface) + [""] + _paired_lines(sig, ar) + [""]
     lines += [plain(r.sentence(sig.metric, sig.alpha)) for r in sig.versus_baseline]
     if ar is not None:
         lines += [plain(r.sentence(ar.metric, ar.alpha)) for r in ar.results]
@@ -392,11 +451,12 @@ def format_text(loaded: Loaded, comparison, sig: Significance, ar: Randomization
 
 
 def json_object(loaded: Loaded, comparison, sig: Significance, ar: Randomization | None,
-                with_segments: bool = True, report=None, notes=(), verdict: GateResult | None = None) -> dict:
+                with_segments: bool = True, report=None, notes=(), verdict: GateResult | None = None,
+                surface=None) -> dict:
     """The Compare page's JSON (:func:`bertscore_viz.figures.tables.to_jsonable`, schema version 2) with what this
     command adds: ``paired_ar``, sacrebleu's ``μ ± CI`` per system (``bootstrap_estimates``), the input (with the
     notes printed on stderr), the report and the CI gate's verdict (``gate``, null without one)."""
-    out = tables.to_jsonable(loaded.dataset, comparison, sig, with_segments=with_segments)
+    out = tables.to_jsonable(loaded.dataset, comparison, sig, with_segments=with_segments, surface=surface)
     out["gate"] = None if verdict is None else verdict.as_dict()
     out["bootstrap_estimates"] = {s: {"score": v[0], "mean": v[1], "ci_half_width": v[2]}
                                   for s, v in _sacrebleu_estimates(sig).items()}
@@ -455,7 +515,7 @@ def _check_names(args, names: list[str]) -> None:
                              f"{', '.join(repr(plain(s)) for s in names)}.")
 
 
-def _write_report(args, loaded: Loaded, comparison, scorer, sig, ar, notes: list[str]) -> dict:
+def _write_report(args, loaded: Loaded, comparison, scorer, sig, ar, notes: list[str], surface=None) -> dict:
     """The ``--html`` report, written atomically; what it holds, for ``--json``."""
     before = len(notes)
     explain = _explainer(args, loaded, comparison, scorer, notes) if args.report_segments else None
@@ -464,7 +524,8 @@ def _write_report(args, loaded: Loaded, comparison, scorer, sig, ar, notes: list
         report = build_report(loaded.dataset, comparison, sig, explain=explain,
                               pair=tuple(args.pair) if args.pair else None, n_segments=args.report_segments,
                               randomization=ar, title=f"BERTScore comparison: {loaded.description}", notes=notes,
-                              max_bytes=int(args.report_max_mb * 2**20), progress=None if args.quiet else bar)
+                              max_bytes=int(args.report_max_mb * 2**20), progress=None if args.quiet else bar,
+                              surface=surface)
     atomic_write_text(args.html, report.html)
     _say([f"wrote {plain(args.html)} ({report.n_bytes / 2**20:.1f} MiB, {len(report.segments)} drill-down(s)"
           + (f"; {len(report.left_out)} left out for the size bound" if report.left_out else "") + ")"])
@@ -477,16 +538,18 @@ def _output_format(args) -> str:
     return args.output_format or ("json" if args.json else "latex" if args.latex else "text")
 
 
-def _print_output(args, loaded: Loaded, comparison, sig, ar, report, notes, verdict: GateResult | None) -> None:
+def _print_output(args, loaded: Loaded, comparison, sig, ar, report, notes, verdict: GateResult | None,
+                  surface=None) -> None:
     fmt = _output_format(args)
     if fmt == "json":
-        print(json_text(json_object(loaded, comparison, sig, ar, not args.no_segments, report, notes, verdict)))
+        print(json_text(json_object(loaded, comparison, sig, ar, not args.no_segments, report, notes, verdict,
+                                    surface)))
     elif fmt == "latex":
         print(latex_table(comparison, sig), end="")
     elif fmt == "markdown":
         print(markdown_summary(f"BERTScore comparison: {loaded.description}", comparison, sig, ar, verdict), end="")
     else:
-        text = format_text(loaded, comparison, sig, ar)
+        text = format_text(loaded, comparison, sig, ar, surface)
         print(text + ("\n\n" + "\n".join(plain(s) for s in verdict.sentences()) if verdict is not None else ""))
 
 
@@ -499,6 +562,7 @@ def run(args) -> int:
     loaded = load_input(args)
     names = loaded.dataset.system_names
     _check_names(args, names + run_names(earlier))
+    own_metric_set(args, loaded.dataset, names)  # --metric and the directions checked before the model pass
     _say(_problem_lines(loaded.dataset.problems))
     if loaded.precomputed is not None:
         comparison, scorer, notes = loaded.precomputed.comparison, None, list(loaded.notes)
@@ -511,6 +575,9 @@ def run(args) -> int:
     if earlier:  # the earlier runs' systems beside the new ones, by their kept scores
         ds, comparison = with_runs(loaded.dataset, comparison, earlier)
         loaded = replace(loaded, dataset=ds)
+    own, own_notes = own_metric_set(args, loaded.dataset, comparison.systems)
+    notes += own_notes
+    surface = with_own_metrics(None, own, {s: loaded.dataset.systems.get(s, []) for s in comparison.systems})
     _say(f"Note: {plain(n)}" for n in notes)
     warns = comparison.warnings()
     _say([f"Warning: {plain(w)}" for w in warns[:_SHOWN]]
@@ -518,13 +585,13 @@ def run(args) -> int:
     baseline = rule[1] if rule else args.baseline if args.baseline is not None else names[0]
     with progress_bar("resampling", "trials") as bar:
         sig, ar = analyse(comparison, baseline, args.metric, args.holm, args.paired_bs_n, args.seed, args.paired_ar,
-                          args.paired_ar_n, None if args.quiet else bar)
+                          args.paired_ar_n, None if args.quiet else bar, own)
     verdict = None
     if rule:
         verdict = gate(ar.results if ar is not None else sig.versus_baseline, rule[0], sig.metric, sig.alpha)
         _say(plain(s) for s in verdict.sentences())
-    report = _write_report(args, loaded, comparison, scorer, sig, ar, notes) if args.html else None
+    report = _write_report(args, loaded, comparison, scorer, sig, ar, notes, surface) if args.html else None
     if args.log_to:
         log_results(args.log_to, comparison=comparison, dataset=loaded.dataset, scorer=scorer, significance=sig)
-    _print_output(args, loaded, comparison, sig, ar, report, notes, verdict)
+    _print_output(args, loaded, comparison, sig, ar, report, notes, verdict, surface)
     return 1 if verdict is not None and not verdict.passed else 0

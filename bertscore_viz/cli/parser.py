@@ -46,6 +46,9 @@ MAX_GROUP_SIZE = 1_024
 MAX_BOOTSTRAP = 100_000
 #: compare --paired-ar-n: approximate randomization trials.
 MAX_TRIALS = 100_000
+#: score --context: previous segments of the document (engine/context.py has no bound; a window holds at most the
+#: model's length anyway).
+MAX_CONTEXT = 1_000
 #: compare --report-segments (figures.report.MAX_SEGMENTS).
 MAX_REPORT_SEGMENTS = 50
 #: compare --report-max-mb: the report's size in MiB, from MIN_REPORT_MB.
@@ -158,6 +161,15 @@ def _score(sub) -> None:
                    help="with --json: each pair's percentile_random (0-100), where its F1 stands among random pairs "
                         "of unrelated sentences (docs/CALIBRATION.md)")
     p.add_argument("-v", "--verbose", action="store_true", help="progress on stderr")
+    p.add_argument("--context", action=count(1, MAX_CONTEXT, "a number of previous segments", zero=True), default=0,
+                   help="document context (docs/CONTEXT.md): encode each segment after the previous K segments of "
+                        "its document, only its own tokens scored (default 0: none; in the signature). Needs --doc-ids")
+    p.add_argument("--context-source", dest="context_source", choices=["ref", "own"], default="ref",
+                   help="whose previous segments: ref (the previous references, on both sides: the paper's, default) "
+                        "or own (each side its own)")
+    p.add_argument("--doc-ids", dest="doc_ids", default=None, metavar="FILE",
+                   help="one document id per line, aligned with the candidates; an empty line: no document (scored "
+                        "without context)")
     _run_args(p, compare=False)
     p.add_argument("--log-to", dest="log_to", choices=TRACKERS, default=None,
                    help="also log the results to MLflow or W&B, configured by their own environment "
@@ -263,6 +275,14 @@ def _correlate(sub) -> None:
                    default=1000, help="bootstrap resamples: 0 means no intervals, no test (default 1000)")
     p.add_argument("--seed", action=_SEED, default=12345, help="bootstrap seed (default 12345)")
     p.add_argument("--no-sentence-metrics", action="store_true", help="skip sentence chrF and BLEU")
+    p.add_argument("--metric-column", dest="metric_columns", action="append", default=[], metavar="NAME",
+                   help="a column of another metric's scores (e.g. COMET) to correlate and meta-evaluate beside "
+                        "BERTScore (repeat for several); a row with a bad value in it is listed and left out")
+    p.add_argument("--lower-is-better", dest="lower_is_better", action="append", default=[], metavar="NAME",
+                   help="a --metric-column that is better when lower: negated for every statistic, named "
+                        "'NAME (negated)' (repeat for several)")
+    p.add_argument("--no-meta", action="store_true",
+                   help="skip the pairwise accuracy meta-evaluation (acc_eq, soft and system pairwise accuracy)")
     p.add_argument("--disagreements", action=count(0, MAX_DISAGREEMENTS, "a number of outputs"), default=0,
                    metavar="N",
                    help="list the N outputs each way (metric too kind, too harsh) where BERTScore-F1 and chrF "
@@ -393,10 +413,25 @@ def _compare(sub) -> None:
     cols.add_argument("--system-columns", nargs="+", default=None, help="one column per system (wide layout)")
     cols.add_argument("--source-column", default=None, help="source column (optional)")
     cols.add_argument("--segment-id-column", default=None, help="segment-id column (optional)")
+    cols.add_argument("--score-columns", nargs="+", default=None, metavar="COLUMN",
+                      help="columns of other metrics' segment scores (long layout: the metric is the column's name; "
+                           "wide layout: <metric>_<system>, one per system)")
     cols.add_argument("--empty", choices=[EMPTY_SCORE, EMPTY_SKIP], default=EMPTY_SCORE,
                       help="empty cells: score them as empty text (0, the page's default) or leave the segment out")
     cols.add_argument("--scale", choices=["raw", "rescaled"], default=None,
                       help="a results file: its raw or rescaled numbers (default: as its signature says)")
+    own = p.add_argument_group("metrics of one's own: per-segment scores computed elsewhere, compared as BERTScore "
+                               "is (docs/COMPARE_CLI.md)")
+    own.add_argument("--scores", action="append", default=None, metavar="NAME=FILE",
+                     help="a metric's scores: one per line, every system's segments in turn (the systems in the "
+                          "order given), or lines of SYSTEM SCORE; repeat for more metrics")
+    own.add_argument("--mtme-scores", dest="mtme_scores", action="extend", nargs="+", default=None, metavar="NAME",
+                     help="with --mt-metrics-eval: metrics of its metric-scores/ folder, by name (e.g. COMET-22-refA)")
+    own.add_argument("--lower-is-better", dest="lower_is_better", action="extend", nargs="+", default=None,
+                     metavar="NAME", help="metrics of one's own where lower is better (default: higher, except "
+                                          "names of error rates such as ter, wer: said)")
+    own.add_argument("--higher-is-better", dest="higher_is_better", action="extend", nargs="+", default=None,
+                     metavar="NAME", help="metrics of one's own where higher is better (overrides a name's guess)")
     add_model_args(p)
     _compare_statistics(p)
     _compare_output(p)
@@ -405,7 +440,8 @@ def _compare(sub) -> None:
 
 def _compare_statistics(p) -> None:
     st = p.add_argument_group("statistics (defaults: the Compare page's)")
-    st.add_argument("--metric", choices=["F1", "P", "R"], default="F1", help="the metric tested (default F1)")
+    st.add_argument("--metric", default="F1", metavar="METRIC",
+                    help="the metric tested, ranked and gated: F1 (default), P, R, or a metric of one's own")
     st.add_argument("--baseline", default=None, metavar="NAME",
                     help="the system every other is tested against (default: the first system given)")
     st.add_argument("--holm", action="store_true",

@@ -398,8 +398,9 @@ def headline(comparison: Comparison, sig: Significance) -> dict:
     The p of best vs runner-up is the pair's p in ``sig`` (its matrix: with Holm, adjusted over the k (k - 1) / 2
     pairs), the same p the Significance tab's sentences and matrix show for that pair; ``p_text`` names its
     family."""
-    means = comparison.means(sig.metric)
-    ranked = rank_order(means)
+    # the analysis's own means and order (its metric's direction; a metric of one's own is not in the comparison)
+    means = {iv.system: iv.mean for iv in sig.intervals}
+    ranked = list(sig.systems)
     best = ranked[0]
     iv = sig.interval(best)
     out = {"best": best, "metric": sig.metric, "score": means[best], "ci_low": iv.low, "ci_high": iv.high,
@@ -409,11 +410,11 @@ def headline(comparison: Comparison, sig: Significance) -> dict:
         return out
     second = ranked[1]
     p = sig.pair(best, second)
-    margin = means[best] - means[second]
+    margin = abs(means[best] - means[second])
     out.update(runner_up=second, margin=margin, p=p, p_text=sig.p_text(best, second),
                significant=bool(p < sig.alpha))
     out["sentence"] = describe(best, second, means[best], means[second], p, sig.metric, sig.alpha, sig.correction,
-                               sig.family)
+                               sig.family, sig.higher_is_better)
     return out
 
 

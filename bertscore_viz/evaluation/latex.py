@@ -67,8 +67,12 @@ def _number(x: float, digits: int, signed: bool = False) -> str:
 def _rows(comparison: Comparison, sig: Significance, digits: int) -> list[str]:
     """One tabular row per system, with ``\\midrule`` between clusters."""
     per_metric = [comparison.means(metric) for metric in ("P", "R", "F1")]  # the one NaN rule (compare.counted)
+    if _is_other(sig):  # a metric of one's own: its mean is a column too
+        per_metric.append({name: sig.interval(name).mean for name in sig.systems})
     means = {name: tuple(m[name] for m in per_metric) for name in sig.systems}
-    best = [max((m[k] for m in means.values() if math.isfinite(m[k])), default=math.nan) for k in range(3)]
+    pick = [max] * 3 + ([max if sig.higher_is_better else min] if _is_other(sig) else [])
+    best = [pick[k]((m[k] for m in means.values() if math.isfinite(m[k])), default=math.nan)
+            for k in range(len(pick))]
     versus = {r.system: r for r in sig.versus_baseline}
     rows, last_cluster = [], None
     for name in sig.systems:
@@ -77,7 +81,7 @@ def _rows(comparison: Comparison, sig: Significance, digits: int) -> list[str]:
             rows.append(r"\midrule")
         last_cluster = cluster
         cells = [str(cluster), latex_escape(name)]
-        for k in range(3):
+        for k in range(len(pick)):
             value = _number(means[name][k], digits)
             cells.append(rf"\textbf{{{value}}}" if means[name][k] == best[k] else value)
         iv = sig.interval(name)
@@ -92,6 +96,11 @@ def _rows(comparison: Comparison, sig: Significance, digits: int) -> list[str]:
     return rows
 
 
+def _is_other(sig: Significance) -> bool:
+    """The metric tested is not one of BERTScore's (a metric of one's own: its mean gets a column)."""
+    return sig.metric not in ("P", "R", "F1")
+
+
 def _notes(comparison: Comparison, sig: Significance) -> str:
     """The explanation under the table: what the intervals, rules, marks and p values are."""
     family = sig.family_text()
@@ -104,6 +113,10 @@ def _notes(comparison: Comparison, sig: Significance) -> str:
         f"{SIGNIFICANT_MARK} $p < {sig.alpha:g}$, paired bootstrap resampling as in sacrebleu"
         + (f" ({latex_escape(family)})" if family else "") + ".",
     ]
+    if not sig.higher_is_better:
+        parts.append(f"Lower {latex_escape(sig.metric)} is better.")
+    if _is_other(sig):
+        parts.append(f"{latex_escape(sig.metric)}: the mean of the given segment scores; P, R, F1: BERTScore.")
     if comparison.rescaled:
         parts.append("Scores rescaled with a baseline: $(x - b) / (1 - b)$.")
     elif comparison.note:
@@ -140,7 +153,8 @@ def latex_table(comparison: Comparison, sig: Significance, caption: str | None =
     if caption is None:
         caption = (f"BERTScore of {len(sig.systems)} systems (layer {comparison.layer}, "
                    f"{'idf' if comparison.idf else 'no idf'}{', rescaled' if comparison.rescaled else ''}).")
-    header = rf"\# & System & P & R & F1 & 95\% CI & $\Delta$ {metric} & $p$ \\"
+    own = rf" & {metric}" if _is_other(sig) else ""
+    header = rf"\# & System & P & R & F1{own} & 95\% CI & $\Delta$ {metric} & $p$ \\"
     lines = [
         r"\begin{table}[t]",
         r"\centering",
@@ -150,7 +164,8 @@ def latex_table(comparison: Comparison, sig: Significance, caption: str | None =
     ]
     if label:
         lines.append(rf"\label{{{latex_escape(label)}}}")
-    lines += [r"\begin{tabular}{rlrrrcrr}", r"\toprule", header, r"\midrule", *_rows(comparison, sig, digits),
+    spec = "rlrrr" + ("r" if own else "") + "crr"
+    lines += [rf"\begin{{tabular}}{{{spec}}}", r"\toprule", header, r"\midrule", *_rows(comparison, sig, digits),
               r"\bottomrule", r"\end{tabular}"]
     if notes:
         lines += [r"\par\smallskip", r"\parbox{\linewidth}{\footnotesize " + _notes(comparison, sig) + "}"]

@@ -56,15 +56,18 @@ def _p_cell(result: PairedResult | None, alpha: float) -> str:
 def _table(comparison: Comparison, sig: Significance, tests: dict[str, PairedResult]) -> list[str]:
     frame = system_table(comparison, sig)
     m = sig.metric
-    lines = [f"| Rank | Cluster | System | P | R | F1 | {m} 95% CI | Δ {m} vs baseline | p |",
-             "|---:|---:|---|---:|---:|---:|---|---:|---:|"]
+    own = m not in ("P", "R", "F1")  # a metric of one's own: its mean is a column too
+    lines = [f"| Rank | Cluster | System | P | R | F1 | {(markdown_text(m) + ' | ') if own else ''}{markdown_text(m)} "
+             f"95% CI | Δ {markdown_text(m)} vs baseline | p |",
+             "|---:|---:|---|---:|---:|---:|" + ("---:|" if own else "") + "---|---:|---:|"]
     for row in frame.to_dict(orient="records"):
         name = row["System"]
         label = markdown_text(name) + (" **(best)**" if row["Best"] else "")
         test = tests.get(name)
         delta = "" if test is None else f"{test.difference:+.4f}"
+        mine = f"{row[m]:.4f} | " if own else ""
         lines.append(f"| {row['Rank']} | {row['Cluster']} | {label} | {row['P']:.4f} | {row['R']:.4f} | "
-                     f"{row['F1']:.4f} | [{row[f'{m} CI low']:.4f}, {row[f'{m} CI high']:.4f}] | {delta} | "
+                     f"{row['F1']:.4f} | {mine}[{row[f'{m} CI low']:.4f}, {row[f'{m} CI high']:.4f}] | {delta} | "
                      f"{_p_cell(test, sig.alpha)} |")
     return lines
 
@@ -89,6 +92,7 @@ def markdown_summary(title: str, comparison: Comparison, sig: Significance, ar: 
     scale = "rescaled" if comparison.rescaled else "raw"
     tested = f"{how}, seed {sig.seed}" + (f", {fam}" if fam else "")
     lines += ["", f"Baseline: {markdown_text(sig.baseline)}. p against the baseline: {tested}; "
-              f"\\* p < {sig.alpha:g}. Clusters by {sig.metric}, WMT style. {scale.capitalize()} scores; 95% "
-              "bootstrap percentile intervals.", "", f"Signature: {markdown_text(comparison.signature)}", ""]
+              f"\\* p < {sig.alpha:g}. Clusters by {markdown_text(sig.metric)}, WMT style. {scale.capitalize()} "
+              "scores; 95% bootstrap percentile intervals.", "",
+              f"Signature: {markdown_text(comparison.signature)}", ""]
     return "\n".join(lines)

@@ -243,8 +243,8 @@ def _answer(comparison: compare.Comparison, sig: Significance) -> str:
             f"brackets): {_ranking(sig)}</p>")
 
 
-def _systems(comparison: compare.Comparison, sig: Significance) -> str:
-    frame = tables.system_table(comparison, sig)
+def _systems(comparison: compare.Comparison, sig: Significance, surface=None) -> str:
+    frame = tables.system_table(comparison, sig, surface)
     cols = list(frame.columns)
     numeric = {i for i, c in enumerate(cols) if c not in ("System", "Best")}
     rows = [[r[c] for c in cols] for r in frame.to_dict(orient="records")]
@@ -394,7 +394,7 @@ def build_report(dataset, comparison: compare.Comparison, sig: Significance, *,
                  explain: Callable[[str, list[str]], object] | None = None, pair: tuple[str, str] | None = None,
                  n_segments: int = DEFAULT_SEGMENTS, randomization=None, title: str | None = None,
                  notes: Sequence[str] = (), max_bytes: int = DEFAULT_MAX_BYTES,
-                 progress: Callable[[int, int], None] | None = None) -> Report:
+                 progress: Callable[[int, int], None] | None = None, surface=None) -> Report:
     """The self-contained HTML report of a comparison (see the module's docstring for what it holds and its bound).
 
     Args:
@@ -410,6 +410,9 @@ def build_report(dataset, comparison: compare.Comparison, sig: Significance, *,
         title: the document's title; notes: sentences shown under "Notes" (escaped).
         max_bytes: the largest document, in UTF-8 bytes.
         progress: ``progress(done, total)`` in drill-downs made.
+        surface: the other metrics' scores (:class:`~bertscore_viz.evaluation.sacrebleu_metrics.SurfaceScores`,
+            with the metrics of one's own): their columns in the system table. When ``sig`` is a metric of one's
+            own, the charts and drill-downs show BERTScore-F1 (its segment scores are the comparison's), said.
 
     Returns:
         :class:`Report`.
@@ -422,13 +425,16 @@ def build_report(dataset, comparison: compare.Comparison, sig: Significance, *,
             or not 0 <= n_segments <= MAX_SEGMENTS:
         raise InputError(f"The report shows 0 to {MAX_SEGMENTS} segments; got {n_segments!r}.")
     pair = _pair(comparison, pair)
-    metric, systems = sig.metric, comparison.systems
+    systems = comparison.systems
+    metric = sig.metric if sig.metric in compare.METRICS else "F1"  # charts and drill-downs: BERTScore's scores
     title = title or f"BERTScore comparison: {len(systems)} systems × {dataset.n_segments:,} segments"
     fig = _Figures()
     head = (f"<h1>{_e(title)}</h1><p class=\"muted\">{len(systems)} systems × {dataset.n_segments:,} segments · "
-            f"{_e(metric)} · {'rescaled' if comparison.rescaled else 'raw'} · bertscore-viz {_e(__version__)} · "
+            f"{_e(sig.metric)} · {'rescaled' if comparison.rescaled else 'raw'} · bertscore-viz {_e(__version__)} · "
             "a self-contained report: it opens offline and fetches nothing.</p>"
-            + _answer(comparison, sig) + _systems(comparison, sig) + _significance(sig, randomization, fig)
+            + _answer(comparison, sig) + _systems(comparison, sig, surface) + _significance(sig, randomization, fig)
+            + (f'<p class="note">{_e(sig.metric)} is a metric of one\'s own (its segment scores were given): the '
+               "charts and the drill-downs below show BERTScore-F1.</p>" if metric != sig.metric else "")
             + _charts(dataset, comparison, metric, pair, fig))
     wanted = [] if pair is None else differing_segments(comparison, pair[0], pair[1], metric, n_segments)
     if pair is not None:

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from bertscore_viz.evaluation.compare import MIN_BUCKET_SEGMENTS, Comparison, bucket_intervals, counted_mean, headline
+from bertscore_viz.evaluation.own_metrics import is_own
 from bertscore_viz.files.dataset import Dataset
 from bertscore_viz.stats.analysis import Significance
 from bertscore_viz.stats.ranking import rank_order
@@ -52,14 +53,15 @@ def system_table(comparison: Comparison, sig: Significance, surface: SurfaceScor
                f"{sig.metric} CI low": iv.low, f"{sig.metric} CI high": iv.high}
         for metric, scores in (surface.metrics if surface is not None else {}).items():
             row[metric] = scores.corpus[name]
+        row.setdefault(sig.metric, iv.mean)  # a metric of one's own tested without its surface: its mean
         if readings is not None:
             row[RANDOM_COLUMN] = readings[name].percentile_random
             row[BAND_COLUMN] = readings[name].typical_band or "—"
         rows.append(row | {"Segments": len(res)})
     frame = pd.DataFrame(rows)
     key = sig.metric
-    frame["Rank"] = frame[key].rank(ascending=False, method="min").astype(int)
-    best = frame[key].max()
+    frame["Rank"] = frame[key].rank(ascending=not sig.higher_is_better, method="min").astype(int)
+    best = frame[key].max() if sig.higher_is_better else frame[key].min()
     frame["Best"] = np.where(frame[key] == best, "★ best", "")
     cols = ["Rank", "Cluster", "Wins", "System", "Best", "P", "R", "F1", f"{key} CI low", f"{key} CI high"]
     return frame[cols + [c for c in frame.columns if c not in cols]]
@@ -241,9 +243,18 @@ def to_jsonable(dataset: Dataset, comparison: Comparison, sig: Significance, wit
         "problems": [p.as_dict() for p in dataset.problems],
     }
     if surface is not None:
-        out["sacrebleu"] = {json_key(m): {"corpus": ms.corpus, "corpus_signature": ms.corpus_signature,
-                                "sentence_signature": ms.sentence_signature} for m, ms in surface.metrics.items()}
-        out["sacrebleu_skipped"] = surface.skipped
+        sacre = {m: ms for m, ms in surface.metrics.items() if not is_own(ms)}
+        own = {m: ms for m, ms in surface.metrics.items() if is_own(ms)}
+        if sacre or surface.skipped:
+            out["sacrebleu"] = {json_key(m): {"corpus": ms.corpus, "corpus_signature": ms.corpus_signature,
+                                              "sentence_signature": ms.sentence_signature}
+                                for m, ms in sacre.items()}
+            out["sacrebleu_skipped"] = surface.skipped
+        if own:
+            out["own_metrics"] = {json_key(m): {"name": m, "scores": ms.corpus, "higher_is_better": ms.higher_is_better,
+                                                "origin": ms.origin, "segments_used": ms.n_kept,
+                                                "segments_left_out": ms.n_segments - ms.n_kept}
+                                  for m, ms in own.items()}
     if with_segments:
         out["segments"] = [
             {"segment_id": sid, "row": row, "references": refs,

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bertscore_viz.errors import InputError
+from bertscore_viz.files.score_columns import wide_score_column
 from bertscore_viz.files.tables import Problem, Table
 
 __all__ = ["ColumnMapping", "Guess", "Detection", "HUMAN_RE", "detect_columns", "detect_mapping",
@@ -68,7 +69,8 @@ _FIX = {"reference": "pick the reference column(s) in the column mapping (comman
         "system name": "pick the system name column in the column mapping (command line: --system-column)",
         "candidate": "pick the output (candidate) column in the column mapping (command line: --candidate-column)",
         "system": "leave it out of the system columns in the column mapping (command line: --system-columns)",
-        "not scored": "add it to the system columns in the column mapping (command line: --system-columns)"}
+        "not scored": "add it to the system columns in the column mapping (command line: --system-columns)",
+        "score": "leave it out of the score columns in the column mapping (command line: --score-columns)"}
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,8 @@ class ColumnMapping:
         systems: (wide) one column per system, named after its column.
         system, candidate: (long) the column naming the system and the one holding its output.
         source, segment_id: optional columns.
+        scores: columns of other metrics' scores (:mod:`bertscore_viz.files.score_columns`): in the long layout
+            the metric is named after the column; in the wide layout each is ``<metric>_<system>``.
     """
 
     layout: str
@@ -90,11 +94,26 @@ class ColumnMapping:
     candidate: str | None = None
     source: str | None = None
     segment_id: str | None = None
+    scores: tuple[str, ...] = ()
 
     def as_dict(self) -> dict:
         return {"layout": self.layout, "references": list(self.references), "systems": list(self.systems),
                 "system": self.system, "candidate": self.candidate, "source": self.source,
-                "segment_id": self.segment_id}
+                "segment_id": self.segment_id, "scores": list(self.scores)}
+
+    def score_metrics(self) -> dict[str, dict[str, str]]:
+        """``{metric: {system: column}}`` of the score columns (long layout: ``{column: {"": column}}``, every
+        system's rows); a wide column that names no system of the mapping is left out (:func:`check_mapping`
+        lists it)."""
+        out: dict[str, dict[str, str]] = {}
+        for c in self.scores:
+            if self.layout == "long":
+                out[c] = {"": c}
+                continue
+            parts = wide_score_column(c, self.systems)
+            if parts is not None:
+                out.setdefault(parts[0], {})[parts[1]] = c
+        return out
 
 
 @dataclass(frozen=True)
@@ -113,7 +132,8 @@ class Guess:
     reason: str
 
     def sentence(self) -> str:
-        what = {"not scored": "not scored", "system": "a system's outputs"}.get(self.role, f"the {self.role}")
+        what = {"not scored": "not scored", "system": "a system's outputs",
+                "score": "another metric's scores"}.get(self.role, f"the {self.role}")
         return f"Guessed: column {self.column!r} is read as {what} ({self.reason}). If it is not, {_FIX[self.role]}."
 
     def as_problem(self) -> Problem:
@@ -153,6 +173,18 @@ def _numbers_only(table: Table | None, column: str) -> bool:
     values = [r[i] for r in table.rows[:NUMBER_SAMPLE_ROWS] if i < len(r)]
     texts = [v for v in values if isinstance(v, str) and v.strip()]
     return bool(texts) and len(texts) == len(values) and all(_NUMBER.match(v) for v in texts)
+
+
+def _score_like(table: Table | None, column: str) -> bool:
+    """Most of the column's sampled non-empty cells (at least 80%, and at least one) are numbers: a column of
+    scores with a few bad cells (listed when it is read) is still one."""
+    if table is None or column not in table.columns:
+        return False
+    i = table.columns.index(column)
+    texts = [r[i].strip() for r in table.rows[:NUMBER_SAMPLE_ROWS]
+             if i < len(r) and isinstance(r[i], str) and r[i].strip()]
+    numbers = sum(bool(_NUMBER.match(v)) for v in texts)
+    return numbers > 0 and numbers >= 0.8 * len(texts)
 
 
 def human_score_columns(columns) -> dict[str, str]:
@@ -210,6 +242,38 @@ def _unused_in_wide(cols, refs, source, seg, table) -> tuple[list[str], dict, li
     return systems, unused, guesses
 
 
+def _long_scores(candidates: list[str], table: Table | None) -> list[str]:
+    """The long layout's columns of other metrics' scores: columns holding only numbers that are not named as
+    human scores, row numbers or metadata."""
+    humans = human_score_columns(candidates)
+    return [c for c in candidates if c not in humans and not (_ROW_RE.match(c) or _META_RE.match(c) or _ID_RE.match(c))
+            and _score_like(table, c)]
+
+
+def _wide_scores(systems: list[str], guesses: list[Guess], table: Table | None
+                 ) -> tuple[list[str], list[str], list[Guess]]:
+    """The wide layout's system columns split into systems and score columns: a column of numbers named
+    ``<metric>_<system>`` (or ``<system>_<metric>``) for a system column of texts is that metric's scores."""
+    texts = [s for s in systems if not _score_like(table, s)]
+    named = {s: wide_score_column(s, texts) for s in systems if s not in texts}
+    metrics = {parts[0] for parts in named.values() if parts is not None}
+    # a column named <metric>_<system> of a metric found among the columns of numbers is that metric's too, even
+    # when its cells are text (bad cells, listed when read)
+    for s in texts[:]:
+        parts = wide_score_column(s, [t for t in texts if t != s])
+        if parts is not None and parts[0] in metrics:
+            named[s] = parts
+            texts.remove(s)
+    scores = [s for s in systems if named.get(s) is not None]
+    if not scores:
+        return systems, [], guesses
+    kept = [g for g in guesses if g.column not in scores]
+    for c in scores:
+        metric, system = named[c] or ("", "")
+        kept.append(Guess(c, "score", f"its name is {metric!r} with the system {system!r}, and it holds numbers"))
+    return [s for s in systems if s not in scores], scores, kept
+
+
 def detect_columns(columns, table: Table | None = None) -> Detection:
     """Decide the layout and the role of each column from the names (and, for the guess that a column holds
     numbers, the first :data:`NUMBER_SAMPLE_ROWS` rows of ``table``).
@@ -240,15 +304,19 @@ def detect_columns(columns, table: Table | None = None) -> Detection:
         if not _CAND_DOC.match(cand_col):
             guesses.append(Guess(cand_col, "candidate", f"{cand_col!r} is a known alias of 'candidate'"))
         used = set(refs) | {sys_col, cand_col, source, seg}
-        unused = {c: "not used in the long layout" for c in cols if c not in used}
-        return Detection(ColumnMapping("long", tuple(refs), (), sys_col, cand_col, source, seg), tuple(guesses),
-                         unused, ())
+        scores = _long_scores([c for c in cols if c not in used], table)
+        guesses += [Guess(c, "score", "it holds numbers, like a metric's score of each row's output")
+                    for c in scores]
+        unused = {c: "not used in the long layout" for c in cols if c not in used and c not in scores}
+        return Detection(ColumnMapping("long", tuple(refs), (), sys_col, cand_col, source, seg, tuple(scores)),
+                         tuple(guesses), unused, ())
     systems, unused, more = _unused_in_wide(cols, refs, source, seg, table)
+    systems, scores, more = _wide_scores(systems, more, table)
     if not systems:
         return Detection(None, tuple(guesses + more), unused, (Problem(1, None, f"No system column was found among "
                          f"{names(cols)}. Add one column per system (named after the system) next to the reference "
                          "column, or use the long layout with columns system, candidate, reference."),))
-    return Detection(ColumnMapping("wide", tuple(refs), tuple(systems), None, None, source, seg),
+    return Detection(ColumnMapping("wide", tuple(refs), tuple(systems), None, None, source, seg, tuple(scores)),
                      tuple(guesses + more), unused, ())
 
 
@@ -289,6 +357,9 @@ def mapping_line(mapping: ColumnMapping, guesses=(), unused: dict | None = None)
     parts.append(f"segment id {q(mapping.segment_id)}" if mapping.segment_id else "segment id: the row number")
     if mapping.source:
         parts.append(f"source {q(mapping.source)}")
+    if mapping.scores:
+        parts.append("other metrics' scores: " + ", ".join(map(q, mapping.scores[:20]))
+                     + (", ..." if len(mapping.scores) > 20 else ""))
     if unused:
         parts.append("not scored: " + ", ".join(f"{q(c)} ({why})" for c, why in list(unused.items())[:20]))
     return f"{mapping.layout.capitalize()} layout: " + "; ".join(parts) + "."
@@ -298,7 +369,7 @@ def check_mapping(mapping: ColumnMapping, columns: list[str]) -> list[Problem]:
     """What is wrong with a mapping for these columns (empty when it can be used)."""
     problems = []
     known = set(columns)
-    named = list(mapping.references) + list(mapping.systems) + [
+    named = list(mapping.references) + list(mapping.systems) + list(mapping.scores) + [
         c for c in (mapping.system, mapping.candidate, mapping.source, mapping.segment_id) if c]
     for c in named:
         if c not in known:
@@ -318,6 +389,15 @@ def check_mapping(mapping: ColumnMapping, columns: list[str]) -> list[Problem]:
     clash = set(mapping.references) & (set(mapping.systems) | {mapping.candidate, mapping.system})
     for c in sorted(x for x in clash if x):
         problems.append(Problem(None, c, f"Column {c!r} is mapped both as a reference and as a system output."))
+    taken = set(mapping.references) | set(mapping.systems) | {mapping.candidate, mapping.system, mapping.source,
+                                                               mapping.segment_id}
+    for c in mapping.scores:
+        if c in taken:
+            problems.append(Problem(None, c, f"Column {c!r} is mapped both as scores and as another role; pick one."))
+        elif mapping.layout == "wide" and c in known and wide_score_column(c, mapping.systems) is None:
+            problems.append(Problem(None, c, f"The score column {c!r} names no system of the mapping. In the wide "
+                                             "layout name each metric's columns <metric>_<system> (e.g. "
+                                             "comet_sysA, comet_sysB), one per system."))
     return problems
 
 
@@ -350,21 +430,21 @@ def header_problems(columns: tuple[str, ...]) -> tuple[list[str], list[int], lis
 
 def mapping_from_args(reference: Sequence[str] | None = None, candidate: str | None = None,
                       system: str | None = None, systems: Sequence[str] | None = None, source: str | None = None,
-                      segment_id: str | None = None) -> ColumnMapping | None:
+                      segment_id: str | None = None, scores: Sequence[str] | None = None) -> ColumnMapping | None:
     """A column mapping from explicit column names (None when nothing is given: detected from the header).
 
     ``candidate`` without ``system`` is the plain layout: one system named after the candidate column.
     """
-    if not (reference or candidate or system or systems or source or segment_id):
+    if not (reference or candidate or system or systems or source or segment_id or scores):
         return None
     if not reference:
         raise InputError("Name the reference column(s) too (--reference-column) when giving columns explicitly.")
     if system:
         if not candidate:
             raise InputError("The long layout needs --candidate-column next to --system-column.")
-        return ColumnMapping("long", tuple(reference), (), system, candidate, source, segment_id)
+        return ColumnMapping("long", tuple(reference), (), system, candidate, source, segment_id, tuple(scores or ()))
     cols = tuple(systems or ()) + ((candidate,) if candidate else ())
     if not cols:
         raise InputError("Name the system output column(s): --system-columns (wide layout), --candidate-column (one "
                          "system) or --system-column with --candidate-column (long layout).")
-    return ColumnMapping("wide", tuple(reference), cols, None, None, source, segment_id)
+    return ColumnMapping("wide", tuple(reference), cols, None, None, source, segment_id, tuple(scores or ()))

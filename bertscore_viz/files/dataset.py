@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from bertscore_viz.files.columns import ColumnMapping
+from bertscore_viz.files.score_columns import ScoreColumns
 from bertscore_viz.files.tables import Problem
 
 __all__ = ["Dataset", "EMPTY_SCORE", "EMPTY_SKIP"]
@@ -29,6 +30,8 @@ class Dataset:
         rows: the row number each segment came from (wide) or of its first row (long).
         problems: everything found wrong, errors and warnings (guessed column roles are warnings on row 1).
         mapping: the column mapping used (None when the file could not be read).
+        own_scores: other metrics' scores that came with the outputs (score columns; NaN where missing, listed in
+            ``problems``), aligned with the segments kept.
     """
 
     systems: dict[str, list[str]]
@@ -38,6 +41,7 @@ class Dataset:
     rows: list[int]
     problems: list[Problem] = field(default_factory=list)
     mapping: ColumnMapping | None = None
+    own_scores: ScoreColumns = field(default_factory=ScoreColumns)
 
     @property
     def n_segments(self) -> int:

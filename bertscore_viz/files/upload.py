@@ -23,7 +23,10 @@ line) holds no data and is skipped without a problem. docs/INPUTS.md lists the n
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import replace
+
+import numpy as np
 
 from bertscore_viz.files.columns import (
     HUMAN_RE,
@@ -47,6 +50,7 @@ from bertscore_viz.files.limits import (
     MAX_SYSTEMS,
     setting_note,
 )
+from bertscore_viz.files.score_columns import ScoreColumns, parse_score, score_problem
 from bertscore_viz.files.tables import JsonValue, Problem, Table, decode, describe_size, read_table, sniff_delimiter
 
 __all__ = ["Dataset", "Problem", "Table", "JsonValue", "ColumnMapping", "Guess", "EMPTY_SCORE", "EMPTY_SKIP",
@@ -133,9 +137,43 @@ def build_dataset(table: Table, mapping: ColumnMapping | None = None, empty: str
 
 
 def _used_columns(mapping: ColumnMapping) -> list[str]:
-    cols = list(mapping.references) + list(mapping.systems) + [
+    cols = list(mapping.references) + list(mapping.systems) + list(mapping.scores) + [
         c for c in (mapping.system, mapping.candidate, mapping.source, mapping.segment_id) if c]
     return list(dict.fromkeys(cols))
+
+
+class _Scores:
+    """The score columns' values of the segments kept, read as they are kept (:mod:`score_columns`)."""
+
+    def __init__(self, mapping: ColumnMapping):
+        self.columns = mapping.score_metrics()
+        self.values: dict[str, dict[str, list[float]]] = {m: {} for m in self.columns}
+        self.problems: list[Problem] = []
+
+    def add(self, metric: str, system: str, value, segment: str, number: int, column: str) -> None:
+        v = parse_score(value)
+        if v is None:
+            self.problems.append(score_problem(value, metric, system, segment, number, column))
+        self.values[metric].setdefault(system, []).append(math.nan if v is None else v)
+
+    def wide_row(self, row: dict, segment: str, number: int) -> None:
+        for metric, by_system in self.columns.items():
+            for system, column in by_system.items():
+                self.add(metric, system, row[column], segment, number, column)
+
+    def long_segment(self, entries, segment: str) -> None:
+        for metric in self.columns:
+            for name, row, number in entries:
+                self.add(metric, name, row[metric], segment, number, metric)
+
+    def finish(self, ds: Dataset, systems) -> Dataset:
+        if not self.columns:
+            return ds
+        scores = {m: {s: np.asarray(v[s], dtype=np.float64) for s in systems if s in v}
+                  for m, v in self.values.items()}
+        origins = {m: "column " + ", ".join(repr(c) for c in cols.values()) for m, cols in self.columns.items()}
+        return replace(ds, own_scores=ScoreColumns(scores, origins, tuple(self.problems)),
+                       problems=ds.problems + self.problems)
 
 
 def _over_limits(table: Table, mapping: ColumnMapping, names, positions, max_systems: int,
@@ -289,6 +327,7 @@ def _build_wide(rows, numbers, mapping: ColumnMapping, empty, max_cell, problems
     kept_rows: list[int] = []
     seen_ids: dict[str, int] = {}
     check = _RowCheck(mapping, max_cell)
+    own = _Scores(mapping)
     for row, number in zip(rows, numbers):
         bad = check(row, number)
         if bad:
@@ -307,7 +346,9 @@ def _build_wide(rows, numbers, mapping: ColumnMapping, empty, max_cell, problems
             sources.append(row.get(mapping.source, ""))
         seg_ids.append(seg or str(number))
         kept_rows.append(number)
-    return _finish(Dataset(systems, references, sources, seg_ids, kept_rows, problems, mapping))
+        own.wide_row(row, seg_ids[-1], number)
+    return own.finish(_finish(Dataset(systems, references, sources, seg_ids, kept_rows, problems, mapping)),
+                      mapping.systems)
 
 
 # --- long -----------------------------------------------------------------------------------------------------------
@@ -405,6 +446,7 @@ def _build_long(rows, numbers, mapping: ColumnMapping, empty, max_cell, problems
     sources: list[str] | None = [] if mapping.source else None
     seg_ids: list[str] = []
     kept_rows: list[int] = []
+    own = _Scores(mapping)
     for seg in common:
         entries = [(name, *keyed[name][seg]) for name in keyed]
         refs = _long_references(seg, entries, mapping, empty, problems)
@@ -427,7 +469,9 @@ def _build_long(rows, numbers, mapping: ColumnMapping, empty, max_cell, problems
             sources.append(next((row[mapping.source] for _, row, _ in entries if row[mapping.source].strip()), ""))
         seg_ids.append(seg if mapping.segment_id else str(len(seg_ids) + 1))
         kept_rows.append(min(number for _, _, number in entries))
-    return _finish(Dataset(systems, references, sources, seg_ids, kept_rows, problems, mapping))
+        own.long_segment(entries, seg_ids[-1])
+    return own.finish(_finish(Dataset(systems, references, sources, seg_ids, kept_rows, problems, mapping)),
+                      list(systems))
 
 
 def _short(text: str, limit: int = 40) -> str:

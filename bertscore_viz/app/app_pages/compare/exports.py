@@ -33,7 +33,7 @@ def report_key(comparison: compare.Comparison, sig: Significance, pair, notes) -
             tuple(notes))
 
 
-def _made_report(ds, comparison, sig, explain, pair, notes):
+def _made_report(ds, comparison, sig, explain, pair, notes, surface=None):
     """The report, made on the button's press with a progress bar (its drill-downs run the model) and kept for
     these scores; None until then."""
     state = compare_state()
@@ -49,7 +49,7 @@ def _made_report(ds, comparison, sig, explain, pair, notes):
     progress = progress_callback("Report: the segments where A and B differ most", "segments")
     try:
         made = report.build_report(ds, comparison, sig, explain=explain, pair=pair, notes=list(notes),
-                                   n_segments=REPORT_SEGMENTS, progress=progress)
+                                   n_segments=REPORT_SEGMENTS, progress=progress, surface=surface)
     except BertScoreVizError as exc:
         show_error(exc)
         return None
@@ -60,7 +60,7 @@ def _made_report(ds, comparison, sig, explain, pair, notes):
 
 
 def paper_downloads(ds, comparison: compare.Comparison, sig: Significance, stem: str, *, explain=None,
-                    pair=None, notes=(), evalset=None, reference: str | None = None) -> None:
+                    pair=None, notes=(), evalset=None, reference: str | None = None, surface=None) -> None:
     """LaTeX, the HTML report and (for a test set read from mt-metrics-eval) the metric-score files.
 
     Args:
@@ -69,6 +69,7 @@ def paper_downloads(ds, comparison: compare.Comparison, sig: Significance, stem:
         explain: ``explain(candidate, references)`` for the report's heatmaps (None: texts and scores only).
         pair: systems A and B of the report's drill-downs; notes: sentences the report repeats.
         evalset, reference: the mt-metrics-eval language pair and reference the dataset came from, if it did.
+        surface: the other metrics shown (chrF, BLEU, TER, one's own): their columns in the report.
     """
     c1, c2, c3 = st.columns(3)
     c1.download_button("LaTeX table (booktabs)", data=latex_bytes(comparison, sig), file_name=f"{stem}.tex",
@@ -76,7 +77,7 @@ def paper_downloads(ds, comparison: compare.Comparison, sig: Significance, stem:
                        help="A table float for a paper: P, R, F1, the 95% CI, clusters separated by rules, Δ and p "
                             "against the best system; the signature in a footnote. Needs \\usepackage{booktabs}.")
     with c2:
-        made = _made_report(ds, comparison, sig, explain, pair, notes)
+        made = _made_report(ds, comparison, sig, explain, pair, notes, surface)
         if made is not None:
             st.download_button("Download report (HTML)", data=made.html.encode("utf-8"),
                                file_name=f"{stem}_report.html", mime="text/html", key="cmp_dl_report",

@@ -5,6 +5,7 @@ what to do with segments whose reference is empty."""
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 
 import streamlit as st
 
@@ -18,8 +19,8 @@ from bertscore_viz.evaluation import compare
 from bertscore_viz.files import upload
 from bertscore_viz.locations import EXAMPLES_DIR
 
-__all__ = ["EXAMPLE", "dataset", "empty_references", "format_help", "input_file", "is_example", "kept_file",
-           "mapping_control", "read_table", "show_problems"]
+__all__ = ["EXAMPLE", "dataset", "empty_references", "format_help", "human_rating_columns", "input_file", "is_example",
+           "kept_file", "mapping_control", "read_table", "show_problems"]
 
 EXAMPLE = EXAMPLES_DIR / "systems_example.csv"
 NONE = "(none)"
@@ -97,11 +98,24 @@ def read_table(data: bytes, name: str, fkey: str):
     return table, problems
 
 
+def human_rating_columns(mapping: upload.ColumnMapping, cols: list[str]) -> tuple[str, ...]:
+    """The file's human-score columns that fit the layout as a metric of one's own: ``human_S`` / ``S_human`` of a
+    system column (wide), a column of scores per row (long)."""
+    humans = upload.human_score_columns(cols)
+    taken = set(mapping.references) | set(mapping.systems) | set(mapping.scores) | {
+        mapping.system, mapping.candidate, mapping.source, mapping.segment_id}
+    if mapping.layout == "long":
+        return tuple(c for c, system in humans.items() if not system and c not in taken)
+    return tuple(c for c, system in humans.items() if system in mapping.systems and c not in taken)
+
+
 def mapping_control(table: upload.Table, fkey: str) -> tuple[upload.ColumnMapping, str, list[upload.Problem]]:
     """The detected mapping, correctable in an expander (widget keys are per file)."""
     cols = [c for c in dict.fromkeys(table.columns) if c]
     found = upload.detect_columns(cols, table)  # every guess (a human-score, segment-id, reference column) is said
     detected = found.mapping
+    if detected is not None:  # human ratings join as a metric of one's own (what a difference means to humans)
+        detected = replace(detected, scores=detected.scores + human_rating_columns(detected, cols))
     guess = detected or upload.ColumnMapping("wide", (), tuple(cols))
     with st.expander("Column mapping and empty cells", expanded=detected is None, icon=":material/table_chart:"):
         st.caption(f"Read as {table.kind.upper()} with {len(table.rows):,} data rows. "
@@ -137,10 +151,18 @@ def mapping_control(table: upload.Table, fkey: str) -> tuple[upload.ColumnMappin
                                     **fresh(f"cmp_cand_{fkey}",
                                              index=cols.index(guess.candidate) if guess.candidate in cols else 0),
                                     key=f"cmp_cand_{fkey}")
+        default_scores = [c for c in guess.scores if c in cols] if guess.layout == layout else []
+        scores = tuple(st.multiselect(
+            "Other metrics' score columns (optional)", cols, key=f"cmp_scores_{fkey}",
+            **fresh(f"cmp_scores_{fkey}", default=default_scores),
+            help="Per-segment scores of another metric (COMET, an LLM judge, human ratings), compared as BERTScore "
+                 "is. Long layout: the metric is named after the column. Wide layout: one column per system, named "
+                 "<metric>_<system> (comet_sysA, comet_sysB). A cell that is not a number is listed and leaves its "
+                 "segment out of that metric only."))
         empty_label = st.radio("Empty cells", ["Score as empty (0, with a warning)", "Leave the segment out"],
                                horizontal=True, key=f"cmp_empty_{fkey}")
     mapping = upload.ColumnMapping(layout, tuple(refs), systems, sys_col, cand_col,
-                                   None if source == NONE else source, None if seg == NONE else seg)
+                                   None if source == NONE else source, None if seg == NONE else seg, scores)
     empty = upload.EMPTY_SCORE if empty_label.startswith("Score") else upload.EMPTY_SKIP
     guesses = [g.as_problem() for g in found.guesses] if mapping == detected else []
     return mapping, empty, (list(found.problems) if detected is None else guesses)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from bertscore_viz.app.app_pages.compare.own import own_significance
 from bertscore_viz.app.app_pages.compare.results import SCORE_FMT, table_height
 from bertscore_viz.app.app_pages.compare.scoring import significance as bertscore_significance
 from bertscore_viz.app.shared.bounds import bound, named
@@ -14,6 +15,7 @@ from bertscore_viz.app.shared.messages import escape_markdown, progress_callback
 from bertscore_viz.app.state.compare import PerDataset, compare_state
 from bertscore_viz.app.state.widgets import fresh
 from bertscore_viz.evaluation import compare, sacrebleu_metrics
+from bertscore_viz.evaluation.own_metrics import is_own
 from bertscore_viz.evaluation.sacrebleu_metrics import SurfaceScores
 from bertscore_viz.evaluation.significance import Significance, resamples_for
 from bertscore_viz.figures import compare_plots, tables
@@ -30,6 +32,7 @@ BOOTSTRAP_PROGRESS_FROM = 5_000_000
 
 
 def is_surface(metric: str) -> bool:
+    """sacrebleu's chrF, BLEU, TER (corpus scores, sacrebleu's bootstrap); not BERTScore's nor one's own metric."""
     return metric in sacrebleu_metrics.METRICS
 
 
@@ -102,11 +105,18 @@ def _progress(job: SentenceMetricsJob, shown: tuple[str, ...]) -> None:
 
 
 def signatures_view(surface: SurfaceScores) -> None:
-    """sacrebleu's corpus signatures, once, under the system table; why a metric is missing, if one is."""
-    if surface.metrics:
+    """sacrebleu's corpus signatures and what the metrics of one's own are, once, under the system table; why a
+    metric is missing, if one is."""
+    sacre = [ms for ms in surface.metrics.values() if not is_own(ms)]
+    own = [ms for ms in surface.metrics.values() if is_own(ms)]
+    if sacre:
         st.caption("chrF, BLEU, TER: sacrebleu's corpus scores (0–100; TER is an edit rate: lower is better), "
                    "with sacrebleu's signatures:")
-        st.code("\n".join(ms.corpus_signature for ms in surface.metrics.values()), language=None, wrap_lines=True)
+        st.code("\n".join(ms.corpus_signature for ms in sacre), language=None, wrap_lines=True)
+    if own:
+        st.caption("Metrics of one's own: the mean of the given segment scores over the segments every system has "
+                   "one for:")
+        st.code("\n".join(ms.corpus_signature for ms in own), language=None, wrap_lines=True)
     for why in surface.skipped.values():
         st.info(escape_markdown(why), icon=":material/info:")
 
@@ -136,6 +146,9 @@ def any_significance(comparison: compare.Comparison, surface: SurfaceScores | No
     """The analysis of any metric the page offers: BERTScore's P, R, F1 (the page's bootstrap over segment scores)
     or sacrebleu's chrF, BLEU, TER (its bootstrap over corpus scores), with the same resamples rule
     (:func:`~bertscore_viz.evaluation.significance.resamples_for`), seed, Holm and clusters."""
+    mine = surface.metrics.get(metric) if surface is not None else None
+    if is_own(mine):
+        return own_significance(mine, correction, baseline)
     if not is_surface(metric):
         return bertscore_significance(comparison, metric, correction, baseline)
     n_samples = resamples_for(len(comparison.results), surface.n_segments, correction)

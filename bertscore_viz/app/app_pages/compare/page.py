@@ -30,6 +30,7 @@ from bertscore_viz.app.app_pages.compare.inputs import (
 )
 from bertscore_viz.app.app_pages.compare.metrics import signatures_view, surface_for
 from bertscore_viz.app.app_pages.compare.mtme import is_mtme, mtme_input
+from bertscore_viz.app.app_pages.compare.own import own_for
 from bertscore_viz.app.app_pages.compare.reading import answer_notes, readings_for
 from bertscore_viz.app.app_pages.compare.results import answer, system_table_view
 from bertscore_viz.app.app_pages.compare.runs import earlier_runs, save_control
@@ -58,6 +59,7 @@ from bertscore_viz.app.shared.settings import current_settings
 from bertscore_viz.app.state.compare import compare_state
 from bertscore_viz.errors import BertScoreVizError
 from bertscore_viz.evaluation import compare, precomputed
+from bertscore_viz.evaluation.own_metrics import with_own_metrics
 from bertscore_viz.figures import tables
 from bertscore_viz.figures.report import scorer_explainer
 from bertscore_viz.files import upload
@@ -92,7 +94,7 @@ def show_results(ds, comparison, settings, fkey: str, scale: str, problems=(), e
                    "matrix): the chance of calling any difference significant by luck stays under 5%.")
     show_problems(problems, ok=True)
     st.subheader("Systems")
-    surface = surface_for(ds, fkey)
+    surface = with_own_metrics(surface_for(ds, fkey), own_for(ds, systems, fkey), ds.systems)
     table = tables.system_table(comparison, fsig, surface, readings)
     system_table_view(comparison, fsig, table)
     if surface is not None:

@@ -136,16 +136,18 @@ def test_alpha(sig: Significance) -> float:
     return sig.alpha / sig.family if sig.correction == "holm" and sig.family > 1 else sig.alpha
 
 
-def power_section(comparison: compare.Comparison, sig: Significance, fkey: str, systems: list[str]) -> None:
+def power_section(comparison: compare.Comparison, sig: Significance, fkey: str, systems: list[str],
+                  scores: dict | None = None) -> None:
     """For systems A and B: the smallest difference this test set detects with 80% power with the page's paired
     bootstrap, and the segments a difference the user types would need
-    (:func:`bertscore_viz.stats.power.power_analysis`)."""
+    (:func:`bertscore_viz.stats.power.power_analysis`). ``scores``: a metric of one's own's kept segment scores
+    (default: the comparison's scores of ``sig.metric``)."""
     st.markdown(f"**Statistical power** ({sig.metric}, systems A and B)")
     a, b = pair_choice(systems, fkey)
     if a == b:
         st.caption("Choose two different systems A and B.")
         return
-    scores = comparison.counted_scores(sig.metric)
+    scores = comparison.counted_scores(sig.metric) if scores is None else scores
     alpha = test_alpha(sig)
     try:
         analysis = power_analysis(paired_differences(scores[a], scores[b]), alpha=alpha, n_samples=sig.n_samples)

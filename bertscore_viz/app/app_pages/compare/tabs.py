@@ -13,6 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from bertscore_viz.app.app_pages.compare.exports import paper_downloads
+from bertscore_viz.app.app_pages.compare.meaning import meaning_view
 from bertscore_viz.app.app_pages.compare.metrics import (
     SURFACE_FMT,
     any_significance,
@@ -36,6 +37,7 @@ from bertscore_viz.app.state.compare import compare_input, compare_state
 from bertscore_viz.app.state.widgets import fresh
 from bertscore_viz.errors import BertScoreVizError
 from bertscore_viz.evaluation import compare
+from bertscore_viz.evaluation.own_metrics import is_own
 from bertscore_viz.figures import compare_plots, tables
 from bertscore_viz.files.export import safe_csv, to_json
 
@@ -52,7 +54,12 @@ DRILL_SELECT_MAX = 2000
 def _method_caption(sig, surface, correction: str | None) -> str:
     """How the tab's p values were computed: the page's bootstrap over segment scores, or sacrebleu's over corpus
     scores (with its signature)."""
-    if is_surface(sig.metric):
+    mine = surface.metrics.get(sig.metric) if surface is not None else None
+    if is_own(mine):
+        head = (f"Paired bootstrap resampling of the given {sig.metric} scores, as for BERTScore: "
+                f"{sig.n_samples:,} resamples of the {mine.n_kept:,} segments every system has a score for, seed "
+                f"{sig.seed}, p = (c + 1) / (n + 1); {mine.direction}. ")
+    elif is_surface(sig.metric):
         head = (f"sacrebleu's paired bootstrap (`--paired-bs`) of the corpus {sig.metric}: {sig.n_samples:,} "
                 f"resamples of the segments, seed {sig.seed}, each resample's corpus score recomputed from "
                 "sacrebleu's statistics of the drawn segments, p = (c + 1) / (n + 1). Signature: "
@@ -97,8 +104,9 @@ def significance_tab(comparison, fkey: str, systems: list[str], correction: str 
     if st.session_state.get(mkey, "F1") not in options:  # chrF chosen, then the metrics switched off
         st.session_state[mkey] = "F1"
     metric = c2.selectbox("Metric", options, key=mkey,
-                          help="BERTScore's P, R, F1 (the bootstrap over segment scores) or sacrebleu's chrF, BLEU, "
-                               "TER (its bootstrap over corpus scores; TER: lower is better).")
+                          help="BERTScore's P, R, F1 (the bootstrap over segment scores), sacrebleu's chrF, BLEU, "
+                               "TER (its bootstrap over corpus scores; TER: lower is better), or a metric of one's "
+                               "own from the file's score columns (the bootstrap over its segment scores).")
     ranked = list(any_significance(comparison, surface, metric, correction).systems)  # best first by this metric
     kb = f"cmp_baseline_{fkey}"
     follow_ranking(kb, ranked[0], ranked)
@@ -108,11 +116,15 @@ def significance_tab(comparison, fkey: str, systems: list[str], correction: str 
     sig = any_significance(comparison, surface, metric, correction, base)
     st.caption(_method_caption(sig, surface, correction))
     st.markdown("\n".join("- " + escape_markdown(r.sentence(metric, sig.alpha)) for r in sig.versus_baseline))
+    meaning_view(comparison, surface, sig)
     if len(systems) > 1:
         _standings_view(sig, metric)
         if surface is not None and surface.metrics:
             versus_baseline_view(comparison, surface, base, correction)
-        if not is_surface(metric):
+        mine = surface.metrics.get(metric) if surface is not None else None
+        if is_own(mine):
+            power_section(comparison, sig, fkey, systems, mine.kept_scores())
+        elif not is_surface(metric):
             power_section(comparison, sig, fkey, systems)
 
 
@@ -283,4 +295,14 @@ def downloads_tab(ds, comparison, sig, table, surface=None, **paper) -> None:
                        data=lambda: to_json(tables.to_jsonable(ds, comparison, sig, surface=surface)),
                        file_name=f"{stem}.json", mime="application/json", key="cmp_dl_json",
                        on_click="ignore", icon=":material/download:")
-    paper_downloads(ds, comparison, sig, stem, **paper)
+    options = ["F1"] + (list(surface.metrics) if surface is not None else [])
+    if len(options) > 1:
+        key = "cmp_paper_metric"
+        if st.session_state.get(key, "F1") not in options:
+            st.session_state[key] = "F1"
+        chosen = st.selectbox("Metric of the LaTeX table and the report", options, key=key,
+                              help="The metric whose intervals, Δ, p and clusters the table and the report show "
+                                   "(against the best system); BERTScore's P, R, F1 are columns either way.")
+        if chosen != "F1":
+            sig = any_significance(comparison, surface, chosen, sig.correction)
+    paper_downloads(ds, comparison, sig, stem, surface=surface, **paper)
