@@ -100,6 +100,24 @@ def _inputs(args) -> tuple[list[str], list[list[str]]]:
     return [args.cand], [list(args.ref)]
 
 
+def _doc_ids(args, n: int) -> list[str | None] | None:
+    """``--doc-ids FILE``: one document id per candidate line (an empty line: no document), for ``--context K``
+    (docs/CONTEXT.md); each needs the other."""
+    context, path = getattr(args, "context", 0), getattr(args, "doc_ids", None)
+    if path is None:
+        if context:
+            raise InputError(f"--context {context} needs --doc-ids FILE: one document id per candidate line (an "
+                             "empty line for a segment without a document).")
+        return None
+    if not context:
+        raise InputError("--doc-ids is used with --context K (K previous segments of each document, e.g. 2).")
+    ids = read_lines(path, "document id")
+    if len(ids) != n:
+        raise InputError(f"Expected one document id per candidate in {path}, got {len(ids)} lines for {n} "
+                         "candidates (an empty line: a segment without a document).")
+    return [x or None for x in ids]
+
+
 def _save_run(args, cands: list[str], refs: list[list[str]], res) -> None:
     """``--save-run NAME``: the scores kept as a run (docs/RUNS.md); the system is named as ``compare`` names a
     system file (its name without the extension), or ``candidate`` for a sentence."""
@@ -115,11 +133,15 @@ def _save_run(args, cands: list[str], refs: list[list[str]], res) -> None:
 def run(args) -> int:
     """``bertscore-viz score -c CANDS -r REFS [flags]`` (``--ray``: :mod:`bertscore_viz.cli.ray`)."""
     if args.ray is not None:
+        if getattr(args, "context", 0) or getattr(args, "doc_ids", None):
+            raise InputError("--context and --doc-ids are not available with --ray: score on one machine "
+                             "(docs/CONTEXT.md).")
         # the Ray job's module: the [ray] extra (pyarrow, Ray) only when --ray is given
         return importlib.import_module("bertscore_viz.cli.ray").run(args)
     if not args.cand or not args.ref:
         raise InputError("score needs -c CANDIDATES and -r REFERENCES (or --ray with --input and --output).")
     cands, refs = _inputs(args)
+    doc_ids = _doc_ids(args, len(cands))
     scorer = ScoringOptions.from_namespace(args).scorer()
     # before the model pass: a missing calibration is said at once, with how to compute one
     cal = require_calibration(scorer.spec.name, args.lang, scorer.idf) if args.calibrate else None
@@ -127,7 +149,7 @@ def run(args) -> int:
     before = store.info() if store is not None and args.verbose else None
     with warnings.catch_warnings(), progress_bar("embedding", "sentences") as progress:
         warnings.simplefilter("ignore", BertScoreWarning)  # printed once below, as "Warning: ..."
-        res = scorer.score(cands, refs, progress=progress if args.verbose else None)
+        res = scorer.score(cands, refs, progress=progress if args.verbose else None, doc_ids=doc_ids)
     if args.verbose:
         print(store_line(before), file=sys.stderr)
     for w in res.warnings:

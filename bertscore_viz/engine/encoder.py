@@ -392,14 +392,23 @@ class Encoder:
         """
         layers = self.check_layers(layers)
         toks = self.encode(texts, long_texts)
+        return self.embed_ids([t.ids for t in toks], layers, batch_size=batch_size, token_budget=token_budget,
+                              progress=progress)
+
+    def embed_ids(self, id_lists: Sequence[np.ndarray], layers: Sequence[int] | str | int | None, *,
+                  batch_size: int = 64, token_budget: int = DEFAULT_TOKEN_BUDGET,
+                  progress: ProgressFn | None = None) -> list[list]:
+        """:meth:`embed_layers` of token ids (a segment with its document context: engine/context.py); one longer
+        than the model's maximum is embedded in windows."""
+        layers = self.check_layers(layers)
         # Each text is one sequence, or (window mode, longer than the model's maximum) its windows: sequences are
         # deduplicated by token ids and cached as (model, layer, ids), so a window is cached like any sentence.
         plans: list[WindowPlan | None] = []
         text_keys: list[list[bytes]] = []
         sequences: dict[bytes, np.ndarray] = {}
-        for tok in toks:
-            plan = self.window_plan(len(tok.ids)) if len(tok.ids) > self.max_length else None
-            parts = plan.window_ids(tok.ids) if plan is not None else [tok.ids]
+        for ids in id_lists:
+            plan = self.window_plan(len(ids)) if len(ids) > self.max_length else None
+            parts = plan.window_ids(ids) if plan is not None else [ids]
             keys = [x.tobytes() for x in parts]
             for key, x in zip(keys, parts):
                 sequences.setdefault(key, x)
@@ -458,13 +467,9 @@ class Encoder:
     def embed(self, texts: Sequence[str], layer: int | None = None, *, batch_size: int = 64,
               token_budget: int = DEFAULT_TOKEN_BUDGET, progress: ProgressFn | None = None,
               long_texts: str = "truncate") -> list[np.ndarray]:
-        """Normalised token vectors of each text for layers ``0 .. layer`` (all layers when None), as numpy.
-
-        A convenience over :meth:`embed_layers` (which the scoring path uses): it copies every layer to the host.
-
-        Returns:
-            One float32 array ``(layer + 1, n_tokens, dim)`` per text (new arrays).
-        """
+        """Normalised token vectors of each text for layers ``0 .. layer`` (all layers when None), as numpy: one new
+        float32 array ``(layer + 1, n_tokens, dim)`` per text. A convenience over :meth:`embed_layers` (which the
+        scoring path uses): it copies every layer to the host."""
         depth = self.num_layers if layer is None else int(layer)
         self.check_layers([depth])
         per_text = self.embed_layers(texts, range(depth + 1), batch_size=batch_size, token_budget=token_budget,

@@ -5,10 +5,13 @@ P/R/F1 equal to :meth:`~bertscore_viz.engine.scorer.Scorer.score` on the same pa
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 import numpy as np
+import torch
 
 from bertscore_viz.engine.arguments import check_texts
+from bertscore_viz.engine.context import context_window, separator_id
 from bertscore_viz.engine.idf import uniform_weights
 from bertscore_viz.engine.languages import pair_message
 from bertscore_viz.engine.matching import best_of_references, prf_from_maxima, rescaled, similarity_float64
@@ -57,9 +60,10 @@ def token_side(scorer, text: str, weights_fn: Callable[[np.ndarray], np.ndarray]
                      unknown, tok.dropped, windows)
 
 
-def explain(scorer, candidate: str, reference: str | Sequence[str]):
-    """Token-level explanation of one candidate against one reference (or several); see
-    :meth:`Scorer.explain <bertscore_viz.engine.scorer.Scorer.explain>`."""
+def explain(scorer, candidate: str, reference: str | Sequence[str], cand_context: Sequence[str] = (),
+            ref_context: Sequence[str] = ()):
+    """Token-level explanation of one candidate against one reference (or several), each side encoded after its
+    context segments when given; see :meth:`Scorer.explain <bertscore_viz.engine.scorer.Scorer.explain>`."""
     if not isinstance(candidate, str):
         raise InputError(f"Expected the candidate to be a string, got {type(candidate).__name__}.")
     check_texts([candidate], "candidate")
@@ -74,13 +78,20 @@ def explain(scorer, candidate: str, reference: str | Sequence[str]):
 
     # Every layer, so that the app's layer slider re-explains the pair without a model pass (one pair: cheap even
     # for a large model); only this layer's vectors come to the host.
+    ref_ctx = check_texts(ref_context, "reference context segment")
+    contexts = [check_texts(cand_context, "candidate context segment")] + [ref_ctx] * len(refs)
     with scorer.guarded(len({candidate, *refs})):
-        vecs = scorer.encoder.embed_layers([candidate] + refs, "all", batch_size=scorer.batch_size,
-                                           token_budget=scorer.token_budget, long_texts=scorer.long_texts)
+        if any(contexts):
+            vecs, ctx_tokens = _with_context(scorer, [candidate] + refs, contexts)
+        else:
+            vecs = scorer.encoder.embed_layers([candidate] + refs, "all", batch_size=scorer.batch_size,
+                                               token_budget=scorer.token_budget, long_texts=scorer.long_texts)
+            ctx_tokens = [()] * (1 + len(refs))
     cand_side = token_side(scorer, candidate, weights)
     several = not isinstance(reference, str) and len(refs) > 1
-    pairs = [_pair(scorer, candidate, cand_side, ref, token_side(scorer, ref, weights), vecs[0], r_vecs,
-                   f"Reference {k + 1}" if several else "The reference", several)
+    pairs = [replace(_pair(scorer, candidate, cand_side, ref, token_side(scorer, ref, weights), vecs[0], r_vecs,
+                           f"Reference {k + 1}" if several else "The reference", several),
+                     cand_context=ctx_tokens[0], ref_context=ctx_tokens[k + 1])
              for k, (ref, r_vecs) in enumerate(zip(refs, vecs[1:]))]
     if isinstance(reference, str):
         return pairs[0]
@@ -91,6 +102,20 @@ def explain(scorer, candidate: str, reference: str | Sequence[str]):
     return MultiReferenceExplanation(
         tuple(pairs), arg, float(best[0]), float(best[1]), float(best[2]), scorer.signature,
         None if scorer.baseline is None else rescaled(best, scorer.baseline), scorer.baseline, msgs)
+
+
+def _with_context(scorer, texts: list[str], contexts: list[list[str]]) -> tuple[list, list[tuple[str, ...]]]:
+    """Every layer's vectors of each text's own tokens, encoded after its context segments (docs/CONTEXT.md), and
+    the context tokens each sequence kept."""
+    enc = scorer.encoder
+    prefix, suffix = enc.text_tokenizer.special_layout
+    sep = separator_id(enc.tokenizer.sep_token_id, suffix)
+    windows = [context_window(tok.ids, [t.ids for t in scorer.encode(ctx)], len(prefix), len(suffix), sep,
+                              enc.max_length) for tok, ctx in zip(scorer.encode(texts), contexts)]
+    whole = enc.embed_ids([w.ids for w in windows], "all", batch_size=scorer.batch_size,
+                          token_budget=scorer.token_budget)
+    vecs = [[v[torch.as_tensor(w.own, device=v.device)] for v in vs] for w, vs in zip(windows, whole)]
+    return vecs, [tuple(enc.tokenizer.convert_ids_to_tokens(w.context_ids.tolist())) for w in windows]
 
 
 def _pair(scorer, candidate: str, cand_side: TokenSide, ref: str, ref_side: TokenSide, c_vecs, r_vecs, which: str,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import torch
@@ -102,6 +103,8 @@ class MatchStats:
     pair_table: dict = field(default_factory=dict, compare=False, repr=False)
     #: The idf the ``pair_table``'s idf-on entries were computed with (None: no idf entries).
     table_idf: IdfWeights | None = field(default=None, compare=False, repr=False)
+    #: How document context was used (:class:`~bertscore_viz.engine.results.ContextReport`), None without context.
+    context: Any = field(default=None, compare=False, repr=False)
 
     @property
     def keeps_tokens(self) -> bool:

@@ -9,7 +9,7 @@ import numpy as np
 
 from bertscore_viz.engine.languages import multilingual_hint
 
-__all__ = ["WINDOW_HINT", "count_tokens", "list_indices", "score_messages"]
+__all__ = ["WINDOW_HINT", "count_tokens", "list_indices", "score_messages", "context_messages"]
 
 #: How to score a truncated text whole (the truncation warnings end with it).
 WINDOW_HINT = "To score long texts whole, use long_texts='window' (CLI: --long_texts window)."
@@ -91,3 +91,17 @@ def score_messages(stats, notes: dict, idf: bool, labels: Sequence[str] | None =
                     f"{cand_index}{list_indices(where(tr))}. {WINDOW_HINT}")
     return msgs
 
+
+def context_messages(report) -> list[str]:
+    """What document context could not do (a :class:`~bertscore_viz.engine.results.ContextReport`, or None): the
+    segments scored without a document id, and the sequences whose oldest context tokens were dropped."""
+    if report is None:
+        return []
+    out = []
+    if report.alone:
+        out.append(f"context={report.context}: {report.alone:,} segment(s) have no document id and were scored "
+                   "without context (give doc_ids, one per segment).")
+    if report.cut:
+        out.append(f"context={report.context}: the context of {report.cut:,} sequence(s) lost its oldest tokens to "
+                   "fit the model's maximum length.")
+    return out

@@ -32,6 +32,7 @@ from bertscore_viz.engine.arguments import (
     check_precision,
     check_whole,
 )
+from bertscore_viz.engine.context import DEFAULT_CONTEXT_SOURCE, check_context, check_context_source, context_tag
 from bertscore_viz.engine.results import Signature
 from bertscore_viz.errors import InputError, ModelError
 from bertscore_viz.models.spec import ModelSpec, resolve_model
@@ -69,6 +70,8 @@ class ScoringOptions:
         device: ``"cpu"``, ``"cuda"``, ``"cuda:1"``; None: CUDA when available.
         precision: one of :data:`PRECISIONS`.
         long_texts: ``"truncate"`` (bert-score's numbers) or ``"window"`` (docs/SEMANTICS.md, section 10).
+        context: previous segments of the same document encoded with each segment (docs/CONTEXT.md); 0 = none.
+        context_source: ``"ref"`` (the paper's: the previous reference segments, on both sides) or ``"own"``.
 
     Raises:
         InputError, ModelError, BaselineError: a value of the wrong kind, an unknown precision or long-text mode, a
@@ -86,6 +89,8 @@ class ScoringOptions:
     precision: str = "fp32"
     long_texts: str = "truncate"
     token_budget: int = DEFAULT_TOKEN_BUDGET
+    context: int = 0
+    context_source: str = DEFAULT_CONTEXT_SOURCE
 
     def __post_init__(self) -> None:
         check_whole(self.layer, "layer", optional=True)
@@ -94,6 +99,8 @@ class ScoringOptions:
         check_flag(self.idf, "idf")
         check_flag(self.rescale_with_baseline, "rescale_with_baseline")
         check_long_texts(self.long_texts)
+        check_context(self.context)
+        check_context_source(self.context_source)
         if self.rescale_with_baseline:
             check_lang(self.lang)
         check_path(self.baseline_path, "baseline_path")
@@ -152,7 +159,8 @@ class ScoringOptions:
         scale = (f"rescaled with the {'custom' if self.baseline_path else self.lang} baseline"
                  if self.rescale_with_baseline else "raw")
         return (f"{spec.name} ({origin}), {layer_text}, {'idf' if self.idf else 'no idf'}, {scale}, "
-                f"{self.precision}, long texts: {self.long_texts}")
+                f"{self.precision}, long texts: {self.long_texts}"
+                + (f", context: {self.context} previous segments ({self.context_source})" if self.context else ""))
 
     def cache_key(self) -> tuple:
         """What changes the numbers, as a hashable key (batch size, token budget and device change only speed;
@@ -160,12 +168,16 @@ class ScoringOptions:
         spec = self.spec
         return (spec.name, spec.source, self.resolved_layer, self.idf, self.rescale_with_baseline,
                 self.lang if self.rescale_with_baseline else None, self.baseline_path, self.precision,
-                self.long_texts)
+                self.long_texts) + self._context_key()
 
     def embedding_key(self) -> tuple:
         """What changes the token vectors (model, precision, long-text mode), as a hashable key: a model pass kept
         under it serves every layer, idf and rescaling choice."""
-        return self.spec.name, self.spec.source, self.precision, self.long_texts
+        return (self.spec.name, self.spec.source, self.precision, self.long_texts) + self._context_key()
+
+    def _context_key(self) -> tuple:
+        """The context in a key: nothing without it (keys as before), else ``(k, source)``."""
+        return (self.context, self.context_source) if self.context else ()
 
     def signature(self, *, idf_source: str = "", custom_baseline: bool | None = None,
                   transformers_version: str | None = None) -> Signature:
@@ -177,7 +189,8 @@ class ScoringOptions:
         custom = self.baseline_path is not None if custom_baseline is None else custom_baseline
         tv = package_version("transformers") if transformers_version is None else transformers_version
         return Signature(self.spec.name, layer, self.idf, self.rescale_with_baseline, custom, self.precision, tv,
-                         idf_source=idf_source, long_texts=self.long_texts)
+                         idf_source=idf_source, long_texts=self.long_texts,
+                         context=context_tag(self.context, self.context_source))
 
     def scorer(self, *, idf_sentences: Sequence[str] | None = None, idf_weights: IdfWeights | None = None,
                baseline_table: BaselineTable | None = None, custom_baseline: bool | None = None,
@@ -194,7 +207,7 @@ class ScoringOptions:
                       baseline_path=self.baseline_path, batch_size=self.batch_size, device=self.device,
                       precision=self.precision, token_budget=self.token_budget, baseline_table=baseline_table,
                       encoder=encoder, idf_weights=idf_weights, guard=guard, custom_baseline=custom_baseline,
-                      long_texts=self.long_texts)
+                      long_texts=self.long_texts, context=self.context, context_source=self.context_source)
 
     def for_every_layer(self) -> ScoringOptions:
         """These options at the model's tuned layer, or at :data:`FALLBACK_LAYER` for a model with none: for work

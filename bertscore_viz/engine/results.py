@@ -9,7 +9,7 @@ import numpy as np
 from bertscore_viz.extras import MissingExtraError, missing_extra_message
 from bertscore_viz.versions import __version__
 
-__all__ = ["Signature", "ScoreResult", "TokenSide", "PairExplanation", "MultiReferenceExplanation"]
+__all__ = ["Signature", "ContextReport", "ScoreResult", "TokenSide", "PairExplanation", "MultiReferenceExplanation"]
 
 
 @dataclass(frozen=True)
@@ -21,7 +21,8 @@ class Signature:
     came from other sentences than the scored references (a corpus given with ``idf_sentences``), ``idf`` reads
     ``idf-corpus-{number of sentences}-{first 8 hex digits of their sha256}``: the same settings with idf from
     different sentences give different numbers, so they get different signatures. Window mode for long texts
-    (``long_texts="window"``) adds ``_window``: truncate mode, bert-score's, adds nothing.
+    (``long_texts="window"``) adds ``_window``: truncate mode, bert-score's, adds nothing. Document context
+    (docs/CONTEXT.md) adds ``_ctx:{k}-{source}`` (``_ctx:2-ref``); without context, nothing.
     """
 
     model: str
@@ -34,6 +35,7 @@ class Signature:
     version: str = __version__
     idf_source: str = ""
     long_texts: str = "truncate"
+    context: str = ""
 
     def __str__(self) -> str:
         idf = ("idf-" + self.idf_source if self.idf_source else "idf") if self.idf else "no-idf"
@@ -45,6 +47,8 @@ class Signature:
             text += f"_{self.precision}"
         if self.long_texts != "truncate":
             text += f"_{self.long_texts}"
+        if self.context:
+            text += f"_ctx:{self.context}"
         return text
 
     def as_dict(self) -> dict:
@@ -52,7 +56,28 @@ class Signature:
                 "custom_baseline": self.custom_baseline, "precision": self.precision,
                 "transformers_version": self.transformers_version, "version": self.version,
                 "idf_source": self.idf_source or ("references" if self.idf else None),
-                "long_texts": self.long_texts, "text": str(self)}
+                "long_texts": self.long_texts, **({"context": self.context} if self.context else {}),
+                "text": str(self)}
+
+
+@dataclass(frozen=True)
+class ContextReport:
+    """How document context was used in a call (docs/CONTEXT.md).
+
+    Attributes:
+        context: previous segments asked for (k); source: ``"ref"`` or ``"own"``.
+        documents: distinct document ids among the candidates.
+        alone: candidates without a document id, scored without context (all of them when no ids were given).
+        with_context: candidates that had at least one previous segment of their document.
+        cut: sequences (candidate or reference side) whose context lost its oldest tokens to fit the model.
+    """
+
+    context: int
+    source: str
+    documents: int
+    alone: int
+    with_context: int
+    cut: int
 
 
 def _tolist(a):
@@ -97,6 +122,8 @@ class ScoreResult:
     baseline: np.ndarray | None = None
     best_reference: np.ndarray | None = None
     warnings: tuple[str, ...] = ()
+    #: How document context was used (None without context): :class:`ContextReport`.
+    context: ContextReport | None = None
 
     def __len__(self) -> int:
         return len(self.f1)
@@ -267,6 +294,10 @@ class PairExplanation:
     rescaled: np.ndarray | None = None
     baseline: np.ndarray | None = None
     warnings: tuple[str, ...] = ()
+    #: The document context each side was encoded with (docs/CONTEXT.md), tokens as the tokenizer gives them,
+    #: oldest first; () without context. Not matched or weighted: drawn greyed beside the segment's tokens.
+    cand_context: tuple[str, ...] = ()
+    ref_context: tuple[str, ...] = ()
 
     @property
     def cand_contribution(self) -> np.ndarray:

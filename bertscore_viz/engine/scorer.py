@@ -15,10 +15,11 @@ from __future__ import annotations
 import contextlib
 import warnings as _warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
+import torch
 
 from bertscore_viz.engine.arguments import (
     check_flag,
@@ -35,6 +36,15 @@ from bertscore_viz.engine.arguments import (
 )
 from bertscore_viz.engine.baseline import BaselineTable, find_baseline
 from bertscore_viz.engine.cache import release_free_memory
+from bertscore_viz.engine.context import (
+    DEFAULT_CONTEXT_SOURCE,
+    check_context,
+    check_context_source,
+    check_doc_ids,
+    context_tag,
+    document_windows,
+    separator_id,
+)
 from bertscore_viz.engine.encoder import (
     DEFAULT_TOKEN_BUDGET,
     Encoder,
@@ -52,15 +62,12 @@ from bertscore_viz.engine.matching import (
     side_flags,
     weight_vector,
 )
-from bertscore_viz.engine.messages import score_messages
-from bertscore_viz.engine.results import (
-    ScoreResult,
-    Signature,
-)
+from bertscore_viz.engine.messages import context_messages, score_messages
+from bertscore_viz.engine.pairs import CallPairs, PairScores, distinct_texts, flatten_groups
+from bertscore_viz.engine.results import ContextReport, ScoreResult, Signature
 from bertscore_viz.engine.token_notes import (
     unk_id,
 )
-from bertscore_viz.engine.tokenizer import Tokenized
 from bertscore_viz.errors import BaselineError, InputError, ModelError
 from bertscore_viz.models.spec import ModelSpec, resolve_model
 from bertscore_viz.versions import package_version
@@ -78,56 +85,6 @@ CHUNK_PAIRS = 1024
 
 class BertScoreWarning(UserWarning):
     """Soft problems with the input (empty sentences, truncation, degenerate idf)."""
-
-
-def _flatten_groups(groups_in: Sequence[Sequence[str]]) -> tuple[list[str], list[int], list[tuple[int, int]]]:
-    """``(flat references, candidate index of each pair, (start, end) pairs of each candidate)``."""
-    flat_refs: list[str] = []
-    pair_cand: list[int] = []
-    groups: list[tuple[int, int]] = []
-    for i, g in enumerate(groups_in):
-        groups.append((len(flat_refs), len(flat_refs) + len(g)))
-        flat_refs.extend(g)
-        pair_cand.extend([i] * len(g))
-    return flat_refs, pair_cand, groups
-
-
-def distinct_texts(cands: Sequence[str], flat_refs: Sequence[str]) -> int:
-    """Distinct texts of a call: the sentences its model pass embeds at most (what a guard is told)."""
-    return len(set(cands) | set(flat_refs))
-
-
-@dataclass(frozen=True)
-class _Pairs:
-    """A call's input as pairs: the candidates, the flattened references (one pair each), the candidate index of
-    each pair, the ``(start, end)`` pairs of each candidate, and both sides' token ids as the scorer encodes them."""
-
-    cands: list[str]
-    flat_refs: list[str]
-    pair_cand: list[int]
-    groups: list[tuple[int, int]]
-    cand_tok: list[Tokenized]
-    ref_tok: list[Tokenized]
-
-    @property
-    def distinct(self) -> int:
-        """:func:`distinct_texts` of the call."""
-        return distinct_texts(self.cands, self.flat_refs)
-
-    def cand_of(self, pair: int) -> str:
-        """The candidate text of a pair."""
-        return self.cands[self.pair_cand[pair]]
-
-
-@dataclass(frozen=True)
-class _PairScores:
-    """Raw ``(n_pairs, 3)`` float64 P/R/F of every pair at one layer, with or without idf, and the soft problems
-    found (pair indices of empty candidates, empty references and degenerate idf)."""
-
-    scores: np.ndarray
-    notes: dict
-    layer: int
-    idf: bool
 
 
 class Scorer:
@@ -162,6 +119,9 @@ class Scorer:
             loses its tail, with a warning) or ``"window"``: such a text is embedded whole, in overlapping windows
             of the maximum length, each token's vector from the window where it has the most context
             (docs/SEMANTICS.md, section 10); texts that fit score exactly as in truncate mode. In the signature.
+        context: document context (docs/CONTEXT.md): each segment is encoded after the previous ``context``
+            segments of its document (``doc_ids`` of :meth:`score`), only its own tokens matched; 0 = none (default).
+        context_source: ``"ref"`` (the paper's: both sides get the previous reference segments) or ``"own"``.
 
     Raises:
         ModelError, BaselineError: at construction for an unknown layer or a missing baseline, before any work.
@@ -173,15 +133,16 @@ class Scorer:
                  device: str | None = None, precision: str = "fp32", token_budget: int = DEFAULT_TOKEN_BUDGET,
                  baseline_table: BaselineTable | None = None, *, encoder: Encoder | None = None,
                  idf_weights: IdfWeights | None = None, guard: GuardFn | None = None,
-                 custom_baseline: bool | None = None, long_texts: str = "truncate"):
+                 custom_baseline: bool | None = None, long_texts: str = "truncate", context: int = 0,
+                 context_source: str = DEFAULT_CONTEXT_SOURCE):
         self._options: dict[str, Any] = dict(model=model, layer=layer, idf=idf, idf_sentences=idf_sentences,
                              rescale_with_baseline=rescale_with_baseline, lang=lang, baseline_path=baseline_path,
                              batch_size=batch_size, device=device, precision=precision, token_budget=token_budget,
                              baseline_table=baseline_table, encoder=encoder, idf_weights=idf_weights, guard=guard,
-                             custom_baseline=custom_baseline, long_texts=long_texts)
+                             custom_baseline=custom_baseline, long_texts=long_texts, context=context,
+                             context_source=context_source)
         if encoder is not None:
-            if model is None:
-                model = encoder.spec
+            model = encoder.spec if model is None else model
             spec = model if isinstance(model, ModelSpec) else resolve_model(model)
             if (spec.name, spec.source) != (encoder.spec.name, encoder.spec.source):
                 raise ModelError(f"The encoder given is for {encoder.spec.name!r}, not for {spec.name!r}.")
@@ -191,6 +152,7 @@ class Scorer:
         check_whole(batch_size, "batch_size", minimum=1)
         check_whole(token_budget, "token_budget", minimum=1)
         self.long_texts = check_long_texts(long_texts)
+        self.context, self.context_source = check_context(context), check_context_source(context_source)
         idf, rescale_with_baseline = check_flag(idf, "idf"), check_flag(rescale_with_baseline, "rescale_with_baseline")
         if rescale_with_baseline and baseline_table is None:
             check_lang(lang)
@@ -241,9 +203,7 @@ class Scorer:
         self._custom_baseline = custom_baseline
         if self.layer < 0:
             raise ModelError(f"Layer must be 0 or more (0 = embeddings), got {self.layer}.")
-        self.baseline = None
-        if self.rescale_with_baseline:
-            self.baseline = self.baseline_for(self.layer)
+        self.baseline = self.baseline_for(self.layer) if self.rescale_with_baseline else None
         if encoder is not None:
             _ = self.encoder  # checks the layer against the given model now
 
@@ -298,7 +258,7 @@ class Scorer:
         tv = package_version("transformers") if enc is None else enc.transformers_version
         return Signature(self.spec.name, self.layer, self.idf, self.rescale_with_baseline,
                          self.custom_baseline, self.precision, tv, idf_source=self.idf_source,
-                         long_texts=self.long_texts)
+                         long_texts=self.long_texts, context=context_tag(self.context, self.context_source))
 
     def idf_weights(self, references: Sequence[str]) -> IdfWeights:
         """The idf used for a call whose (flattened) references are given: the fixed ``idf_weights``, else those of
@@ -330,7 +290,7 @@ class Scorer:
     # --- corpus path ------------------------------------------------------------------------------------------
     def match(self, candidates, references, layers: Sequence[int] | str | None = None,
               progress: ProgressFn | None = None, keep: str = "tokens",
-              idf_weights: IdfWeights | None = None) -> MatchStats:
+              idf_weights: IdfWeights | None = None, doc_ids: Sequence | None = None) -> MatchStats:
         """Embed and greedily match every pair, keeping what later scoring needs.
 
         Args:
@@ -345,13 +305,14 @@ class Scorer:
             idf_weights: with ``keep="scores"``, the idf of the idf-on scores; default this scorer's
                 (:meth:`idf_weights` of these references) when its idf is on. :meth:`result` then uses these for
                 ``idf=True``.
+            doc_ids: with ``context``, the document of each candidate (as :meth:`score`).
         """
         if keep not in ("tokens", "scores"):
             raise InputError(f"keep must be 'tokens' or 'scores', got {keep!r}.")
         cands, groups_in = normalize_inputs(candidates, references)
         enc = self.encoder
         layers = (self.layer,) if layers is None else check_layers(layers, enc.num_layers, self.spec.name)
-        call = self._pairs(cands, groups_in)
+        call = self._pairs(cands, groups_in, doc_ids)
         if keep == "scores":
             idf = idf_weights if idf_weights is not None else self.idf_weights(call.flat_refs) if self.idf else None
             if idf is not None and idf_weights is None:
@@ -362,17 +323,30 @@ class Scorer:
         ref_best: list[np.ndarray] = [None] * len(call.flat_refs)  # type: ignore[list-item]
         with self.guarded(call.distinct):
             for pairs, vecs in self._embedded_chunks(call, layers, progress):
-                cb, rb = match_batched([vecs[call.cand_of(p)] for p in pairs], [vecs[call.flat_refs[p]] for p in pairs])
+                cb, rb = match_batched([vecs[call.cand_of(p)] for p in pairs], [vecs[call.ref_of(p)] for p in pairs])
                 for j, p in enumerate(pairs):
                     cand_best[p], ref_best[p] = cb[j], rb[j]
         return self._stats(call, layers, cand_best, ref_best)
 
-    def _pairs(self, cands: list[str], groups_in: Sequence[Sequence[str]]) -> _Pairs:
-        """The call's pairs, both sides tokenized as this scorer scores them."""
-        flat_refs, pair_cand, groups = _flatten_groups(groups_in)
-        return _Pairs(cands, flat_refs, pair_cand, groups, self.encode(cands), self.encode(flat_refs))
+    def _pairs(self, cands: list[str], groups_in: Sequence[Sequence[str]],
+               doc_ids: Sequence | None = None) -> CallPairs:
+        """The call's pairs, both sides tokenized as this scorer scores them; with context, each side's sequence
+        (:func:`~bertscore_viz.engine.context.document_windows`)."""
+        docs = check_doc_ids(doc_ids, len(cands))
+        flat_refs, pair_cand, groups = flatten_groups(groups_in)
+        call = CallPairs(cands, flat_refs, pair_cand, groups, self.encode(cands), self.encode(flat_refs))
+        if not self.context:
+            return call
+        enc = self.encoder
+        prefix, suffix = enc.text_tokenizer.special_layout
+        cw, rw, counts = document_windows([t.ids for t in call.cand_tok], [t.ids for t in call.ref_tok], groups, docs,
+                                          self.context, self.context_source, (len(prefix), len(suffix)),
+                                          separator_id(enc.tokenizer.sep_token_id, suffix), enc.max_length)
+        units = {w.key: w for w in cw + rw}
+        return replace(call, cand_keys=[w.key for w in cw], ref_keys=[w.key for w in rw], units=units,
+                       report=ContextReport(self.context, self.context_source, **counts))
 
-    def _pair_table(self, call: _Pairs, layers: Sequence[int], idf: IdfWeights | None, plain: bool,
+    def _pair_table(self, call: CallPairs, layers: Sequence[int], idf: IdfWeights | None, plain: bool,
                     progress: ProgressFn | None) -> dict:
         """Raw P/R/F of every pair at ``layers``, without idf (when ``plain``) and with ``idf`` (when given), computed
         on the device in one model pass: ``{(layer, idf on): ((n_pairs, 3) float64, notes)}``."""
@@ -396,7 +370,7 @@ class Scorer:
             for pairs, vecs in self._embedded_chunks(call, layers, progress):
                 for k in range(len(layers)):
                     out[k, pairs] = score_batched(
-                        [vecs[call.cand_of(p)][k] for p in pairs], [vecs[call.flat_refs[p]][k] for p in pairs],
+                        [vecs[call.cand_of(p)][k] for p in pairs], [vecs[call.ref_of(p)][k] for p in pairs],
                         [cand_ids[pair_cand[p]] for p in pairs], [ref_ids[p] for p in pairs], weights,
                         pair_c_empty[pairs], r_empty[pairs])
         either_empty = pair_c_empty | r_empty
@@ -409,7 +383,7 @@ class Scorer:
                 table[(layer, on)] = (np.ascontiguousarray(out[k, :, j]), notes)
         return table
 
-    def _stats(self, call: _Pairs, layers: Sequence[int], cand_best: Sequence[np.ndarray] = (),
+    def _stats(self, call: CallPairs, layers: Sequence[int], cand_best: Sequence[np.ndarray] = (),
                ref_best: Sequence[np.ndarray] = ()) -> MatchStats:
         """:class:`MatchStats` of a call's pairs at ``layers``, with their per-token maxima when given."""
         enc = self.encoder
@@ -418,9 +392,9 @@ class Scorer:
                           tuple(t.ids for t in call.cand_tok), tuple(t.ids for t in call.ref_tok),
                           np.array([t.dropped for t in call.cand_tok], dtype=np.int64),
                           np.array([t.dropped for t in call.ref_tok], dtype=np.int64),
-                          tuple(cand_best), tuple(ref_best), enc.special_ids, unk_id(enc))
+                          tuple(cand_best), tuple(ref_best), enc.special_ids, unk_id(enc), context=call.report)
 
-    def _embedded_chunks(self, call: _Pairs, layers: Sequence[int], progress: ProgressFn | None):
+    def _embedded_chunks(self, call: CallPairs, layers: Sequence[int], progress: ProgressFn | None):
         """Embed the pairs chunk by chunk (:data:`CHUNK_PAIRS` pairs): yields ``(pairs, vectors)`` where ``pairs``
         is an int64 array of pair indices and ``vectors`` maps each text of those pairs to its unit-vector tensors
         at ``layers`` (on the encoder's device). Progress counts distinct texts embedded, over the whole call, and
@@ -430,7 +404,6 @@ class Scorer:
         set arrive system after system): each reference is embedded once, whatever the cache's bound, instead of
         once per system when the cache cannot hold a whole system's texts."""
         enc = self.encoder
-        cands, flat_refs, pair_cand = call.cands, call.flat_refs, call.pair_cand
         total = call.distinct
         shown = [0]
 
@@ -441,39 +414,47 @@ class Scorer:
 
         report(0)
         first: dict[str, int] = {}
-        order = np.argsort(np.fromiter((first.setdefault(r, p) for p, r in enumerate(flat_refs)), dtype=np.int64,
-                                       count=len(flat_refs)), kind="stable")
+        n_pairs = len(call.flat_refs)
+        order = np.argsort(np.fromiter((first.setdefault(call.ref_of(p), p) for p in range(n_pairs)),
+                                       dtype=np.int64, count=n_pairs), kind="stable")
         seen: set[str] = set()
         for start in range(0, len(order), CHUNK_PAIRS):
             pairs = order[start:start + CHUNK_PAIRS]
-            texts = list(dict.fromkeys([cands[pair_cand[p]] for p in pairs] + [flat_refs[p] for p in pairs]))
+            texts = list(dict.fromkeys([call.cand_of(p) for p in pairs] + [call.ref_of(p) for p in pairs]))
             offset = len(seen)
 
             def chunk_progress(d: int, _t: int, offset: int = offset) -> None:
                 report(offset + d)
 
-            vecs = dict(zip(texts, enc.embed_layers(texts, layers, batch_size=self.batch_size,
-                                                    token_budget=self.token_budget, long_texts=self.long_texts,
-                                                    progress=chunk_progress)))
+            if call.units is None:
+                vecs = dict(zip(texts, enc.embed_layers(texts, layers, batch_size=self.batch_size,
+                                                        token_budget=self.token_budget, long_texts=self.long_texts,
+                                                        progress=chunk_progress)))
+            else:  # each sequence embedded whole, its segment's own vectors kept
+                units = [call.units[t] for t in texts]
+                whole = enc.embed_ids([u.ids for u in units], layers, batch_size=self.batch_size,
+                                      token_budget=self.token_budget, progress=chunk_progress)
+                vecs = {t: [v if not u.n_context else v[torch.as_tensor(u.own, device=v.device)] for v in vs]
+                        for t, u, vs in zip(texts, units, whole)}
             seen.update(texts)
             report(len(seen))
             yield pairs, vecs
             del vecs
             release_free_memory()  # this chunk's vectors, once matched
 
-    def _score_on_device(self, cands: list[str], groups_in: list[list[str]],
-                         progress: ProgressFn | None) -> ScoreResult:
+    def _score_on_device(self, cands: list[str], groups_in: list[list[str]], progress: ProgressFn | None,
+                         doc_ids: Sequence | None = None) -> ScoreResult:
         """:meth:`score`'s path: P/R/F of each pair computed on the device (:meth:`_pair_table`) in the matching
         batches, with idf known before matching (the references are tokenized first); only ``(n_pairs, 3)``
         float64 comes back to the host, and the result equals ``result(match(...))`` (to about 1e-16)."""
         layer = self.layer
-        call = self._pairs(cands, groups_in)
+        call = self._pairs(cands, groups_in, doc_ids)
         idf = self.idf_weights(call.flat_refs) if self.idf else None
         if idf is not None:
             self._last_idf = idf
         table = self._pair_table(call, (layer,), idf, not self.idf, progress)
         pair, notes = table[(layer, self.idf)]
-        scored = _PairScores(pair, notes, layer, self.idf)
+        scored = PairScores(pair, notes, layer, self.idf)
         return self._result_from_pairs(self._stats(call, (layer,)), scored, "auto")
 
     def result(self, stats: MatchStats, layer: int | None = None, idf: bool | None = None,
@@ -501,10 +482,10 @@ class Scorer:
             if self._fixed_idf is None and self.idf_sentences is None:
                 self._last_idf = weights
         pair, notes = stats.pair_scores(layer, weights)
-        scored = _PairScores(pair, notes, layer, idf)
+        scored = PairScores(pair, notes, layer, idf)
         return self._result_from_pairs(stats, scored, baseline, labels)
 
-    def _result_from_pairs(self, stats: MatchStats, scored: _PairScores, baseline: np.ndarray | None | str,
+    def _result_from_pairs(self, stats: MatchStats, scored: PairScores, baseline: np.ndarray | None | str,
                            labels: Sequence[str] | None = None) -> ScoreResult:
         """Each candidate's maximum over its references, rescaling, warnings and signature, from the raw
         ``(n_pairs, 3)`` P/R/F of every pair (:meth:`result` and :meth:`score` share it)."""
@@ -519,13 +500,14 @@ class Scorer:
             p, r, f = scaled[:, 0], scaled[:, 1], scaled[:, 2]
         else:
             p, r, f = raw_p, raw_r, raw_f
-        msgs = score_messages(stats, scored.notes, idf, labels)
+        msgs = score_messages(stats, scored.notes, idf, labels) + context_messages(stats.context)
         sig = Signature(self.spec.name, layer, idf, baseline is not None, self.custom_baseline,
                         self.precision, self.encoder.transformers_version, idf_source=self.idf_source if idf else "",
-                        long_texts=self.long_texts)
-        return ScoreResult(p, r, f, raw_p, raw_r, raw_f, sig, baseline, arg, tuple(msgs))
+                        long_texts=self.long_texts, context=context_tag(self.context, self.context_source))
+        return ScoreResult(p, r, f, raw_p, raw_r, raw_f, sig, baseline, arg, tuple(msgs), stats.context)
 
-    def score(self, candidates, references, progress: ProgressFn | None = None) -> ScoreResult:
+    def score(self, candidates, references, progress: ProgressFn | None = None,
+              doc_ids: Sequence | None = None) -> ScoreResult:
         """BERTScore of each candidate against its reference(s).
 
         Args:
@@ -533,6 +515,8 @@ class Scorer:
             references: list of strings, or a list of lists for several references per candidate (the maximum
                 of P, R and F1 is taken separately, as bert-score does).
             progress: ``progress(done, total)`` in sentences embedded.
+            doc_ids: with ``context``, each candidate's document id (None or "": scored alone); the previous
+                segments of a document are those before it in this list (docs/CONTEXT.md).
 
         Returns:
             :class:`ScoreResult` with warnings for empty sentences, truncation and degenerate idf.
@@ -545,18 +529,24 @@ class Scorer:
         explanations). The ``guard`` is held around the model pass.
         """
         cands, groups = normalize_inputs(candidates, references)
+        check_doc_ids(doc_ids, len(cands))
         if not cands:
             empty = np.zeros(0)
             return ScoreResult(empty, empty, empty, empty, empty, empty, self.signature, self.baseline,
                                np.zeros((0, 3), dtype=np.int64))
-        res = self._score_on_device(cands, groups, progress)
+        res = self._score_on_device(cands, groups, progress, doc_ids)
         for m in res.warnings:
             _warnings.warn(m, BertScoreWarning, stacklevel=2)
         return res
 
     # --- one pair ---------------------------------------------------------------------------------------------
-    def explain(self, candidate: str, reference: str | Sequence[str]):
+    def explain(self, candidate: str, reference: str | Sequence[str], *, cand_context: Sequence[str] = (),
+                ref_context: Sequence[str] = ()):
         """Token-level explanation of one candidate against one reference (or several).
+
+        ``cand_context``, ``ref_context``: the previous segments (oldest first) each side is encoded after
+        (docs/CONTEXT.md; every reference gets ``ref_context``); the explanation then carries their tokens
+        (``cand_context``, ``ref_context``) and its P/R/F1 equal the :meth:`score` row whose context they are.
 
         idf, when on, comes from ``idf_weights`` or ``idf_sentences`` if given, else from the references of this
         scorer's last :meth:`score` (or :meth:`match`) call, else from the reference(s) of this call
@@ -567,7 +557,7 @@ class Scorer:
         Returns:
             :class:`PairExplanation` for one reference; :class:`MultiReferenceExplanation` for a list.
         """
-        pair = explain_pair(self, candidate, reference)
+        pair = explain_pair(self, candidate, reference, cand_context, ref_context)
         for m in pair.warnings:
             if m.startswith("idf is degenerate"):  # a NaN recall must not pass unseen
                 _warnings.warn(m, BertScoreWarning, stacklevel=2)
@@ -577,7 +567,8 @@ class Scorer:
 def score(candidates, references, model: str | None = None, layer: int | None = None, idf: bool = False,
           rescale_with_baseline: bool = False, lang: str = "en", baseline_path: str | None = None,
           batch_size: int = 64, device: str | None = None, precision: str = "fp32",
-          progress: ProgressFn | None = None, long_texts: str = "truncate") -> ScoreResult:
+          progress: ProgressFn | None = None, long_texts: str = "truncate", context: int = 0,
+          context_source: str = DEFAULT_CONTEXT_SOURCE, doc_ids: Sequence | None = None) -> ScoreResult:
     """BERTScore in one call; see :class:`Scorer` for the options.
 
     >>> res = score(["The cat sat on the mat."], ["There is a cat sitting on the mat."], layer=6)
@@ -586,5 +577,5 @@ def score(candidates, references, model: str | None = None, layer: int | None = 
     """
     scorer = Scorer(model=model, layer=layer, idf=idf, rescale_with_baseline=rescale_with_baseline, lang=lang,
                     baseline_path=baseline_path, batch_size=batch_size, device=device, precision=precision,
-                    long_texts=long_texts)
-    return scorer.score(candidates, references, progress=progress)
+                    long_texts=long_texts, context=context, context_source=context_source)
+    return scorer.score(candidates, references, progress=progress, doc_ids=doc_ids)

@@ -593,6 +593,7 @@ def score_evalset(scorer, evalset: EvalSet, reference: str | Sequence[str], syst
 
     ``scorer``: a :class:`~bertscore_viz.engine.scorer.Scorer` (anything with ``score(candidates, references)``).
     Returns ``{system: ScoreResult}``; ``{s: r.f1 for s, r in ...items()}`` is what :func:`metric_files` writes.
-    """
+    A scorer with document context (docs/CONTEXT.md) gets ``documents/LP.docs``'s documents as ``doc_ids``."""
     data = evalset.dataset(reference, systems, include_human)
-    return {name: scorer.score(outputs, data.references) for name, outputs in data.systems.items()}
+    docs = {"doc_ids": evalset.documents} if getattr(scorer, "context", 0) else {}
+    return {name: scorer.score(outputs, data.references, **docs) for name, outputs in data.systems.items()}
