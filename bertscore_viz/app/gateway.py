@@ -155,7 +155,8 @@ def options(settings, rescale: bool | None = None) -> ScoringOptions:
     return ScoringOptions(model=spec, layer=settings.layer, idf=bool(settings.idf),
                           rescale_with_baseline=bool(settings.rescale if rescale is None else rescale),
                           lang=settings.lang, precision=settings.precision,
-                          long_texts=settings.long_texts).for_every_layer()
+                          long_texts=settings.long_texts, context=int(getattr(settings, "context", 0)),
+                          context_source=getattr(settings, "context_source", "ref")).for_every_layer()
 
 
 def scorer(settings, rescale: bool | None = None, idf_sentences: list[str] | None = None) -> Scorer:

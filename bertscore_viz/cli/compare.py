@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from bertscore_viz.cli.cache import store_line
+from bertscore_viz.cli.compare_inputs import context_note, own_metric_set, with_score_files
 from bertscore_viz.cli.runs import earlier_runs, run_names, save_new_run
 from bertscore_viz.cli.tracking import log_results
 from bertscore_viz.engine.options import ScoringOptions
@@ -34,7 +35,7 @@ from bertscore_viz.engine.store import default_store
 from bertscore_viz.errors import BertScoreVizError, InputError
 from bertscore_viz.evaluation import compare, precomputed
 from bertscore_viz.evaluation.latex import latex_table
-from bertscore_viz.evaluation.own_metrics import OwnMetric, own_metrics, with_own_metrics
+from bertscore_viz.evaluation.own_metrics import OwnMetric, with_own_metrics
 from bertscore_viz.evaluation.precomputed import LoadedResults
 from bertscore_viz.evaluation.runs import with_runs
 from bertscore_viz.evaluation.significance import Significance, resamples_for
@@ -48,15 +49,14 @@ from bertscore_viz.files.export import json_ready
 from bertscore_viz.files.fileio import atomic_write_text, check_writable, terminal_json, terminal_safe
 from bertscore_viz.files.results import format as results_format
 from bertscore_viz.files.results.table import read_results
-from bertscore_viz.files.score_columns import scores_from_lines, scores_from_mtme
+from bertscore_viz.files.score_columns import scores_from_mtme
 from bertscore_viz.files.textfile import read_bytes, read_text_lines
 from bertscore_viz.progress import progress_bar
 from bertscore_viz.stats.gate import FAIL_IF_NOT_BETTER, FAIL_IF_WORSE, GateResult, gate
 from bertscore_viz.stats.randomization import Randomization, paired_randomization
 from bertscore_viz.stats.resampling import DEFAULT_SEED
 
-__all__ = ["run", "Loaded", "load_input", "analyse", "format_text", "gate_rule", "json_object", "own_metric_set",
-           "plain"]
+__all__ = ["run", "Loaded", "load_input", "analyse", "format_text", "gate_rule", "json_object", "plain"]
 
 #: Problems and warnings printed on stderr before "... and N more".
 _SHOWN = 10
@@ -144,8 +144,14 @@ def _from_text_files(args) -> Loaded:
     names, collision = _system_names(list(args.systems))
     if collision:
         _say([f"Warning: {plain(collision)}"])
+    docs = None
+    if getattr(args, "doc_ids", None):
+        docs = [line.strip() for line in read_text_lines(args.doc_ids, "document ids file", allow_empty=True)]
+        if len(docs) != n:
+            raise InputError(f"--doc-ids {plain(args.doc_ids)} has {len(docs):,} lines; the segments are {n:,} (one "
+                             "document id per line, an empty line for a segment without a document).")
     ds = Dataset(dict(zip(names, outputs)), [list(group) for group in zip(*columns)], source,
-                        [str(i + 1) for i in range(n)], list(range(1, n + 1)), [], None)
+                 [str(i + 1) for i in range(n)], list(range(1, n + 1)), [], None, doc_ids=docs)
     what = f"{len(names)} system files against {len(refs_files)} reference file(s)"
     return Loaded(ds, what, [f"line {i + 1}" for i in range(n)])
 
@@ -173,7 +179,7 @@ def _from_table(args) -> Loaded:
         raise InputError(f"{path} cannot be read: " + " ".join(p.problem for p in problems))
     mapping = mapping_from_args(args.reference_column, args.candidate_column, args.system_column,
                                 args.system_columns, args.source_column, args.segment_id_column,
-                                getattr(args, "score_columns", None))
+                                getattr(args, "score_columns", None), getattr(args, "document_column", None))
     if mapping is None:  # detected from the column names (and the cells), as the Compare page detects them
         mapping, detect_problems = upload.detect_mapping([c for c in dict.fromkeys(table.columns) if c], table)
         if mapping is None:
@@ -198,42 +204,14 @@ def _from_mtme(args) -> Loaded:
                              f"({', '.join(map(repr, ev.references)) or 'none'}); choose one with --ref NAME.")
         refs = list(ev.references)
     ds = ev.dataset(refs)
+    if ev.documents is not None:  # documents/LP.docs: the documents of document context
+        ds = replace(ds, doc_ids=list(ev.documents))
     if wanted:
         own = scores_from_mtme(ev.metric_scores, ds.system_names, wanted, f"{ev.name} {args.lp}")
         ds = replace(ds, own_scores=own, problems=ds.problems + list(own.problems))
     n = ds.n_segments
     return Loaded(ds, f"{ev.name} {ev.lp} against {', '.join(refs)} (mt-metrics-eval)",
                   [f"line {i + 1}" for i in range(n)], None, tuple(ev.warnings))
-
-
-def _with_score_files(specs: list[str], loaded: Loaded) -> Loaded:
-    """The dataset with the metrics of ``--scores NAME=FILE`` (read and checked; bad values listed)."""
-    ds = loaded.dataset
-    own = ds.own_scores
-    for spec in specs:
-        name, sep, path = spec.partition("=")
-        if not sep or not path:
-            raise InputError(f"--scores takes NAME=FILE (e.g. --scores COMET=comet.txt); got {plain(spec)!r}.")
-        lines = read_text_lines(path, "scores file", allow_empty=True)
-        own = own.merged(scores_from_lines(name, lines, ds.system_names, ds.n_segments, path))
-    extra = [p for p in own.problems if p not in ds.own_scores.problems]
-    return replace(loaded, dataset=replace(ds, own_scores=own, problems=ds.problems + extra))
-
-
-def own_metric_set(args, dataset: Dataset, systems) -> tuple[dict[str, OwnMetric], list[str]]:
-    """The metrics of one's own of the input for ``systems`` and the notes about them; checks ``--metric``.
-
-    Raises:
-        InputError: ``--metric`` names neither P, R, F1 nor a metric of the input; a direction for an unknown metric.
-    """
-    own, notes = own_metrics(dataset.own_scores, systems, args.lower_is_better or (), args.higher_is_better or ())
-    if args.metric not in compare.METRICS and args.metric not in own:
-        given = ", ".join(map(repr, dataset.own_scores.scores))
-        raise InputError(f"--metric {plain(args.metric)!r} is neither P, R, F1 nor a metric of one's own of the input"
-                         + (f" (those: {plain(given)})" if given else " (give one with --scores NAME=FILE or a score "
-                                                                      "column)")
-                         + ("; it was left out: " + " ".join(plain(n) for n in notes) if notes else "") + ".")
-    return own, notes
 
 
 def load_input(args) -> Loaded:
@@ -260,7 +238,7 @@ def load_input(args) -> Loaded:
             raise InputError("--mt-metrics-eval needs --lp LP (a language pair, e.g. en-de).")
         loaded = _from_mtme(args)
     if getattr(args, "scores", None):
-        loaded = _with_score_files(args.scores, loaded)
+        loaded = with_score_files(args.scores, loaded)
     names = loaded.dataset.system_names
     if len(names) > upload.MAX_SYSTEMS:  # the Compare page's limit; the report's size bound counts on it
         raise InputError(f"compare takes at most {upload.MAX_SYSTEMS} systems, as the Compare page does; got "
@@ -290,6 +268,8 @@ def _score(args, loaded: Loaded, quiet: bool):
     notes = list(loaded.notes)
     if not quiet and store is not None:
         notes.append(store_line(before))
+    if sc.context:
+        notes.append(context_note(ds, sc.context))
     n_long, cut = compare.long_text_counts(cstats.pairs, sc.encoder.max_length)
     if n_long:
         how = (f"truncated as bert-score does ({cut:,} tokens dropped); --long_texts window scores them whole"

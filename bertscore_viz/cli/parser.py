@@ -413,6 +413,9 @@ def _compare(sub) -> None:
     cols.add_argument("--system-columns", nargs="+", default=None, help="one column per system (wide layout)")
     cols.add_argument("--source-column", default=None, help="source column (optional)")
     cols.add_argument("--segment-id-column", default=None, help="segment-id column (optional)")
+    cols.add_argument("--document-column", default=None, metavar="COLUMN",
+                      help="document ids (optional; default: a 'doc_id' column): with --context, a segment's "
+                           "previous segments are the rows before it with the same id")
     cols.add_argument("--score-columns", nargs="+", default=None, metavar="COLUMN",
                       help="columns of other metrics' segment scores (long layout: the metric is the column's name; "
                            "wide layout: <metric>_<system>, one per system)")
@@ -433,6 +436,17 @@ def _compare(sub) -> None:
     own.add_argument("--higher-is-better", dest="higher_is_better", action="extend", nargs="+", default=None,
                      metavar="NAME", help="metrics of one's own where higher is better (overrides a name's guess)")
     add_model_args(p)
+    ctx = p.add_argument_group("document context (docs/CONTEXT.md)")
+    ctx.add_argument("--context", action=count(1, MAX_CONTEXT, "a number of previous segments", zero=True), default=0,
+                     help="encode each segment after the previous K segments of its document, only its own tokens "
+                          "scored (default 0: none; in the signature); documents: --doc-ids, a doc_id column, or "
+                          "mt-metrics-eval's documents/")
+    ctx.add_argument("--context-source", dest="context_source", choices=["ref", "own"], default="ref",
+                     help="whose previous segments: ref (the previous references, on both sides: the paper's, "
+                          "default) or own (each side its own)")
+    ctx.add_argument("--doc-ids", dest="doc_ids", default=None, metavar="FILE",
+                     help="with -r/-s: one document id per line, aligned with the segments; an empty line: no "
+                          "document (scored without context)")
     _compare_statistics(p)
     _compare_output(p)
     _run_args(p, compare=True)

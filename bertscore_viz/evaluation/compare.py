@@ -37,7 +37,8 @@ if TYPE_CHECKING:  # annotations only
 __all__ = [
     "Comparison", "ComparisonStats", "LENGTH_BUCKETS", "LengthBucket", "METRICS", "MIN_BUCKET_SEGMENTS", "add_layers",
     "baseline_language_note", "bucket_intervals", "bucket_label", "calibration_readings", "counted", "counted_mean",
-    "dataset_key", "empty_reference_note", "empty_reference_positions", "headline", "language_report",
+    "dataset_key", "empty_reference_note", "empty_reference_positions", "flat_doc_ids", "headline",
+    "language_report",
     "long_text_counts", "results_for", "score_dataset", "segment_labels", "significance", "without_segments",
 ]
 
@@ -87,6 +88,16 @@ def _flat_pairs(dataset: Dataset) -> tuple[tuple[str, ...], list[str], list[list
     return names, candidates, references
 
 
+def flat_doc_ids(scorer: Scorer, dataset: Dataset) -> list[str] | None:
+    """Each pair's document for a scorer with document context (docs/CONTEXT.md), system-major as the pairs are:
+    a segment's document id made the system's own (``"<k>\x1f<id>"``), so that a segment's previous segments are
+    those of the same system and document, never another system's; "" (no document) stays "". None without
+    context or without documents."""
+    if not getattr(scorer, "context", 0) or dataset.doc_ids is None:
+        return None
+    return [f"{k}\x1f{d}" if d else "" for k in range(len(dataset.systems)) for d in dataset.doc_ids]
+
+
 def score_dataset(scorer: Scorer, dataset: Dataset, progress: Callable[[int, int], None] | None = None,
                   layers: Sequence[int] | str | None = None) -> ComparisonStats:
     """Embed and match every system's outputs against the references in one model pass, keeping each pair's P/R/F
@@ -101,8 +112,14 @@ def score_dataset(scorer: Scorer, dataset: Dataset, progress: Callable[[int, int
     names, candidates, references = _flat_pairs(dataset)
     idf = scorer.idf_weights([r for group in dataset.references for r in group])
     stats = scorer.match(candidates, references, layers=layers if layers is not None else (scorer.layer,),
-                         progress=progress, keep="scores", idf_weights=idf)
+                         progress=progress, keep="scores", idf_weights=idf,
+                         **_docs(flat_doc_ids(scorer, dataset)))
     return ComparisonStats(names, stats, dataset.n_segments)
+
+
+def _docs(doc_ids: list[str] | None) -> dict:
+    """``doc_ids=`` for :meth:`Scorer.match` only when there are documents (a scorer without context takes none)."""
+    return {} if doc_ids is None else {"doc_ids": doc_ids}
 
 
 def long_text_counts(stats: MatchStats, max_length: int) -> tuple[int, int]:
@@ -128,7 +145,7 @@ def add_layers(scorer: Scorer, dataset: Dataset, cstats: ComparisonStats, layers
         return cstats
     _, candidates, references = _flat_pairs(dataset)
     more = scorer.match(candidates, references, layers=todo, progress=progress, keep="scores",
-                        idf_weights=cstats.pairs.table_idf)
+                        idf_weights=cstats.pairs.table_idf, **_docs(flat_doc_ids(scorer, dataset)))
     return replace(cstats, pairs=cstats.pairs.with_table(more))
 
 
@@ -434,9 +451,12 @@ def baseline_language_note(dataset: Dataset, lang: str) -> str | None:
 
 
 def dataset_key(dataset: Dataset, model: str = "") -> str:
-    """A hash of exactly what is scored (outputs, references) and the model: the cache key of a model pass."""
+    """A hash of exactly what is scored (outputs, references, documents when given) and the model: the cache key of
+    a model pass."""
 
     h = hashlib.sha256(model.encode("utf-8"))
-    h.update(json.dumps([list(dataset.systems), list(dataset.systems.values()), dataset.references],
-                        ensure_ascii=False).encode("utf-8"))
+    what = [list(dataset.systems), list(dataset.systems.values()), dataset.references]
+    if dataset.doc_ids is not None:  # documents change the vectors under context: keys without them are as before
+        what.append(dataset.doc_ids)
+    h.update(json.dumps(what, ensure_ascii=False).encode("utf-8"))
     return h.hexdigest()[:24]

@@ -48,7 +48,9 @@ _SYS_RE = re.compile(r"^(system|system[ _\-]?name|model|sys)$", re.I)
 _CAND_DOC = re.compile(r"^candidate$", re.I)
 _CAND_RE = re.compile(r"^(candidate|hypothesis|hyp|output|prediction|translation|summary|cand)$", re.I)
 _ROW_RE = re.compile(r"^(row|index|unnamed: ?0|#)$", re.I)
-_META_RE = re.compile(r"^(doc[ _\-]?id|document|doc|lp|lang|lang[ _\-]?pair|language[ _\-]?pair|src[ _\-]?lang|"
+_DOC_DOC = re.compile(r"^doc[ _\-]?id$", re.I)
+_DOC_RE = re.compile(r"^(doc[ _\-]?id|document[ _\-]?id|document|doc|doc[ _\-]?name)$", re.I)
+_META_RE = re.compile(r"^(lp|lang|lang[ _\-]?pair|language[ _\-]?pair|src[ _\-]?lang|"
                       r"tgt[ _\-]?lang|domain|group|subset|notes?|comments?)$", re.I)
 #: Names that always mean one column of human scores (not a system's); ``human_S`` needs a column ``S``.
 _HUMAN_ONE = re.compile(r"^(human|human[ _\-]?scores?|scores?|da|z|z[ _\-]?scores?|raw[ _\-]?da|ratings?|mqm|"
@@ -70,7 +72,9 @@ _FIX = {"reference": "pick the reference column(s) in the column mapping (comman
         "candidate": "pick the output (candidate) column in the column mapping (command line: --candidate-column)",
         "system": "leave it out of the system columns in the column mapping (command line: --system-columns)",
         "not scored": "add it to the system columns in the column mapping (command line: --system-columns)",
-        "score": "leave it out of the score columns in the column mapping (command line: --score-columns)"}
+        "score": "leave it out of the score columns in the column mapping (command line: --score-columns)",
+        "document id": "set the document id column to (none) or another column in the column mapping (command line: "
+                       "--document-column)"}
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,8 @@ class ColumnMapping:
         systems: (wide) one column per system, named after its column.
         system, candidate: (long) the column naming the system and the one holding its output.
         source, segment_id: optional columns.
+        document: optional column of document ids (document context, docs/CONTEXT.md): a segment's previous
+            segments are the rows before it with the same id, in file order.
         scores: columns of other metrics' scores (:mod:`bertscore_viz.files.score_columns`): in the long layout
             the metric is named after the column; in the wide layout each is ``<metric>_<system>``.
     """
@@ -95,11 +101,12 @@ class ColumnMapping:
     source: str | None = None
     segment_id: str | None = None
     scores: tuple[str, ...] = ()
+    document: str | None = None
 
     def as_dict(self) -> dict:
         return {"layout": self.layout, "references": list(self.references), "systems": list(self.systems),
                 "system": self.system, "candidate": self.candidate, "source": self.source,
-                "segment_id": self.segment_id, "scores": list(self.scores)}
+                "segment_id": self.segment_id, "scores": list(self.scores), "document": self.document}
 
     def score_metrics(self) -> dict[str, dict[str, str]]:
         """``{metric: {system: column}}`` of the score columns (long layout: ``{column: {"": column}}``, every
@@ -205,8 +212,10 @@ def human_score_columns(columns) -> dict[str, str]:
     return out
 
 
-def _role_guesses(cols, refs, source, seg) -> list[Guess]:
+def _role_guesses(cols, refs, source, seg, doc=None) -> list[Guess]:
     out = [Guess(r, "reference", f"{r!r} is a known alias of 'reference'") for r in refs if not _REF_DOC.match(r)]
+    if doc and not _DOC_DOC.match(doc):
+        out.append(Guess(doc, "document id", f"{doc!r} is a known alias of 'doc_id'"))
     if source and not _SRC_DOC.match(source):
         out.append(Guess(source, "source", f"{source!r} is a known alias of 'source'"))
     if seg and not _ID_DOC.match(seg):
@@ -295,28 +304,29 @@ def detect_columns(columns, table: Table | None = None) -> Detection:
                                                          "mapping."),))
     source = _pick([c for c in cols if c not in refs], _SRC_RE, _SRC_DOC)
     seg = _pick([c for c in cols if c not in refs], _ID_RE, _ID_DOC)
+    doc = _pick([c for c in cols if c not in refs and c not in (source, seg)], _DOC_RE, _DOC_DOC)
     sys_col = _pick(cols, _SYS_RE, _SYS_DOC)
     cand_col = _pick(cols, _CAND_RE, _CAND_DOC)
-    guesses = _role_guesses(cols, refs, source, seg)
+    guesses = _role_guesses(cols, refs, source, seg, doc)
     if sys_col and cand_col:
         if not _SYS_DOC.match(sys_col):
             guesses.append(Guess(sys_col, "system name", f"{sys_col!r} is a known alias of 'system'"))
         if not _CAND_DOC.match(cand_col):
             guesses.append(Guess(cand_col, "candidate", f"{cand_col!r} is a known alias of 'candidate'"))
-        used = set(refs) | {sys_col, cand_col, source, seg}
+        used = set(refs) | {sys_col, cand_col, source, seg, doc}
         scores = _long_scores([c for c in cols if c not in used], table)
         guesses += [Guess(c, "score", "it holds numbers, like a metric's score of each row's output")
                     for c in scores]
         unused = {c: "not used in the long layout" for c in cols if c not in used and c not in scores}
-        return Detection(ColumnMapping("long", tuple(refs), (), sys_col, cand_col, source, seg, tuple(scores)),
+        return Detection(ColumnMapping("long", tuple(refs), (), sys_col, cand_col, source, seg, tuple(scores), doc),
                          tuple(guesses), unused, ())
-    systems, unused, more = _unused_in_wide(cols, refs, source, seg, table)
+    systems, unused, more = _unused_in_wide([c for c in cols if c != doc], refs, source, seg, table)
     systems, scores, more = _wide_scores(systems, more, table)
     if not systems:
         return Detection(None, tuple(guesses + more), unused, (Problem(1, None, f"No system column was found among "
                          f"{names(cols)}. Add one column per system (named after the system) next to the reference "
                          "column, or use the long layout with columns system, candidate, reference."),))
-    return Detection(ColumnMapping("wide", tuple(refs), tuple(systems), None, None, source, seg, tuple(scores)),
+    return Detection(ColumnMapping("wide", tuple(refs), tuple(systems), None, None, source, seg, tuple(scores), doc),
                      tuple(guesses + more), unused, ())
 
 
@@ -357,6 +367,8 @@ def mapping_line(mapping: ColumnMapping, guesses=(), unused: dict | None = None)
     parts.append(f"segment id {q(mapping.segment_id)}" if mapping.segment_id else "segment id: the row number")
     if mapping.source:
         parts.append(f"source {q(mapping.source)}")
+    if mapping.document:
+        parts.append(f"documents {q(mapping.document)}")
     if mapping.scores:
         parts.append("other metrics' scores: " + ", ".join(map(q, mapping.scores[:20]))
                      + (", ..." if len(mapping.scores) > 20 else ""))
@@ -370,7 +382,7 @@ def check_mapping(mapping: ColumnMapping, columns: list[str]) -> list[Problem]:
     problems = []
     known = set(columns)
     named = list(mapping.references) + list(mapping.systems) + list(mapping.scores) + [
-        c for c in (mapping.system, mapping.candidate, mapping.source, mapping.segment_id) if c]
+        c for c in (mapping.system, mapping.candidate, mapping.source, mapping.segment_id, mapping.document) if c]
     for c in named:
         if c not in known:
             problems.append(Problem(None, c, f"The mapping names column {c!r}, which the file does not have "
@@ -430,21 +442,24 @@ def header_problems(columns: tuple[str, ...]) -> tuple[list[str], list[int], lis
 
 def mapping_from_args(reference: Sequence[str] | None = None, candidate: str | None = None,
                       system: str | None = None, systems: Sequence[str] | None = None, source: str | None = None,
-                      segment_id: str | None = None, scores: Sequence[str] | None = None) -> ColumnMapping | None:
+                      segment_id: str | None = None, scores: Sequence[str] | None = None,
+                      document: str | None = None) -> ColumnMapping | None:
     """A column mapping from explicit column names (None when nothing is given: detected from the header).
 
     ``candidate`` without ``system`` is the plain layout: one system named after the candidate column.
     """
-    if not (reference or candidate or system or systems or source or segment_id or scores):
+    if not (reference or candidate or system or systems or source or segment_id or scores or document):
         return None
     if not reference:
         raise InputError("Name the reference column(s) too (--reference-column) when giving columns explicitly.")
     if system:
         if not candidate:
             raise InputError("The long layout needs --candidate-column next to --system-column.")
-        return ColumnMapping("long", tuple(reference), (), system, candidate, source, segment_id, tuple(scores or ()))
+        return ColumnMapping("long", tuple(reference), (), system, candidate, source, segment_id, tuple(scores or ()),
+                             document)
     cols = tuple(systems or ()) + ((candidate,) if candidate else ())
     if not cols:
         raise InputError("Name the system output column(s): --system-columns (wide layout), --candidate-column (one "
                          "system) or --system-column with --candidate-column (long layout).")
-    return ColumnMapping("wide", tuple(reference), cols, None, None, source, segment_id, tuple(scores or ()))
+    return ColumnMapping("wide", tuple(reference), cols, None, None, source, segment_id, tuple(scores or ()),
+                         document)

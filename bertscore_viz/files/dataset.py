@@ -32,6 +32,8 @@ class Dataset:
         mapping: the column mapping used (None when the file could not be read).
         own_scores: other metrics' scores that came with the outputs (score columns; NaN where missing, listed in
             ``problems``), aligned with the segments kept.
+        doc_ids: one document id per segment ("" = none: scored without context), or None without a document
+            column; a segment's context is the segments before it with the same id (docs/CONTEXT.md).
     """
 
     systems: dict[str, list[str]]
@@ -42,6 +44,7 @@ class Dataset:
     problems: list[Problem] = field(default_factory=list)
     mapping: ColumnMapping | None = None
     own_scores: ScoreColumns = field(default_factory=ScoreColumns)
+    doc_ids: list[str] | None = None
 
     @property
     def n_segments(self) -> int:

@@ -138,8 +138,13 @@ def build_dataset(table: Table, mapping: ColumnMapping | None = None, empty: str
 
 def _used_columns(mapping: ColumnMapping) -> list[str]:
     cols = list(mapping.references) + list(mapping.systems) + list(mapping.scores) + [
-        c for c in (mapping.system, mapping.candidate, mapping.source, mapping.segment_id) if c]
+        c for c in (mapping.system, mapping.candidate, mapping.source, mapping.segment_id, mapping.document) if c]
     return list(dict.fromkeys(cols))
+
+
+def _doc_id(value) -> str:
+    """A document id cell as text ("" when empty or not text: the segment is scored without context)."""
+    return value.strip() if isinstance(value, str) else ""
 
 
 class _Scores:
@@ -328,6 +333,7 @@ def _build_wide(rows, numbers, mapping: ColumnMapping, empty, max_cell, problems
     seen_ids: dict[str, int] = {}
     check = _RowCheck(mapping, max_cell)
     own = _Scores(mapping)
+    docs: list[str] | None = [] if mapping.document else None
     for row, number in zip(rows, numbers):
         bad = check(row, number)
         if bad:
@@ -347,8 +353,10 @@ def _build_wide(rows, numbers, mapping: ColumnMapping, empty, max_cell, problems
         seg_ids.append(seg or str(number))
         kept_rows.append(number)
         own.wide_row(row, seg_ids[-1], number)
-    return own.finish(_finish(Dataset(systems, references, sources, seg_ids, kept_rows, problems, mapping)),
-                      mapping.systems)
+        if docs is not None:
+            docs.append(_doc_id(row[mapping.document]))
+    ds = Dataset(systems, references, sources, seg_ids, kept_rows, problems, mapping, doc_ids=docs)
+    return own.finish(_finish(ds), mapping.systems)
 
 
 # --- long -----------------------------------------------------------------------------------------------------------
@@ -447,6 +455,7 @@ def _build_long(rows, numbers, mapping: ColumnMapping, empty, max_cell, problems
     seg_ids: list[str] = []
     kept_rows: list[int] = []
     own = _Scores(mapping)
+    docs: list[str] | None = [] if mapping.document else None
     for seg in common:
         entries = [(name, *keyed[name][seg]) for name in keyed]
         refs = _long_references(seg, entries, mapping, empty, problems)
@@ -470,8 +479,11 @@ def _build_long(rows, numbers, mapping: ColumnMapping, empty, max_cell, problems
         seg_ids.append(seg if mapping.segment_id else str(len(seg_ids) + 1))
         kept_rows.append(min(number for _, _, number in entries))
         own.long_segment(entries, seg_ids[-1])
-    return own.finish(_finish(Dataset(systems, references, sources, seg_ids, kept_rows, problems, mapping)),
-                      list(systems))
+        if docs is not None:  # the segment's document: the first system's row that names one
+            docs.append(next((_doc_id(row[mapping.document]) for _, row, _ in entries
+                              if _doc_id(row[mapping.document])), ""))
+    ds = Dataset(systems, references, sources, seg_ids, kept_rows, problems, mapping, doc_ids=docs)
+    return own.finish(_finish(ds), list(systems))
 
 
 def _short(text: str, limit: int = 40) -> str:

@@ -32,8 +32,13 @@ from bertscore_viz.figures.markdown import markdown_summary
 from bertscore_viz.figures.report import build_report
 from bertscore_viz.files import upload
 from bertscore_viz.files.columns import ColumnMapping, check_mapping, mapping_from_args
-from bertscore_viz.files.score_columns import ScoreColumns, parse_score, scores_from_lines, scores_from_mtme, \
-    wide_score_column
+from bertscore_viz.files.score_columns import (
+    ScoreColumns,
+    parse_score,
+    scores_from_lines,
+    scores_from_mtme,
+    wide_score_column,
+)
 from bertscore_viz.stats.analysis import analyse
 
 REFS = ["The committee approved the new budget after a long debate.",

@@ -235,7 +235,8 @@ def test_id_is_the_segment_id_said_and_correctable():
     ("ref,A", "ref", "the reference ('ref' is a known alias of 'reference')"),
     ("reference,src,A", "src", "the source ('src' is a known alias of 'source')"),
     ("reference,index,A", "index", "not scored ('index' is a name of row numbers)"),
-    ("reference,doc_id,A", "doc_id", "not scored ('doc_id' is a name of metadata)"),
+    ("reference,lp,A", "lp", "not scored ('lp' is a name of metadata)"),
+    ("reference,document,A", "document", "the document id ('document' is a known alias of 'doc_id')"),
     ("reference,score,A", "score", "not scored ('score' is a name of human scores)"),
     ("reference,segment_id,id,A", "id", "not scored ('id' is a name of another id or source column)"),
 ])

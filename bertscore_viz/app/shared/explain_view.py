@@ -26,6 +26,7 @@ import streamlit as st
 
 from bertscore_viz.app import gateway
 from bertscore_viz.app.shared.bounds import bound, named
+from bertscore_viz.app.shared.context_view import context_view
 from bertscore_viz.app.shared.long_texts import long_text_switch, window_caption
 from bertscore_viz.app.shared.messages import escape_markdown, show_warnings
 from bertscore_viz.app.state.widgets import fresh
@@ -66,12 +67,16 @@ METRIC_HELP = {
 }
 
 
-def explain_pair(settings, candidate: str, references, idf_sentences: list[str] | None = None):
+def explain_pair(settings, candidate: str, references, idf_sentences: list[str] | None = None,
+                 cand_context=(), ref_context=()):
     """Explain a candidate against one reference (a string) or several (a list) with the cached scorer.
 
     A list of one reference gives a :class:`PairExplanation`, a longer list a
     :class:`MultiReferenceExplanation`. The model pass is cached by the engine, so calling this again with
     another layer, idf or rescaling setting costs no model pass.
+
+    ``cand_context``, ``ref_context``: the previous segments of the pair's document each side is encoded after
+    (docs/CONTEXT.md), as its score had them.
 
     Raises:
         BertScoreVizError: the engine's errors, e.g. ``BaselineError`` when rescaling is on and no baseline
@@ -79,19 +84,23 @@ def explain_pair(settings, candidate: str, references, idf_sentences: list[str] 
     """
     refs = [references] if isinstance(references, str) else list(references)
     sc = gateway.scorer(settings, idf_sentences=idf_sentences)
-    return sc.explain(candidate, refs[0] if len(refs) == 1 else refs)
+    context = {"cand_context": list(cand_context), "ref_context": list(ref_context)} if (
+        cand_context or ref_context) else {}
+    return sc.explain(candidate, refs[0] if len(refs) == 1 else refs, **context)
 
 
-def explain_or_raw(settings, candidate: str, references, idf_sentences: list[str] | None = None):
+def explain_or_raw(settings, candidate: str, references, idf_sentences: list[str] | None = None,
+                   cand_context=(), ref_context=()):
     """:func:`explain_pair`, falling back to raw scores when rescaling is on but no baseline exists.
 
     Returns:
         ``(explanation, baseline_error or None)``. Other engine errors are raised.
     """
     try:
-        return explain_pair(settings, candidate, references, idf_sentences), None
+        return explain_pair(settings, candidate, references, idf_sentences, cand_context, ref_context), None
     except BaselineError as exc:
-        return explain_pair(replace(settings, rescale=False), candidate, references, idf_sentences), exc
+        return explain_pair(replace(settings, rescale=False), candidate, references, idf_sentences, cand_context,
+                            ref_context), exc
 
 
 def _baseline_problem(settings) -> str | None:
@@ -348,6 +357,7 @@ def render_explanation(explanation: PairExplanation | MultiReferenceExplanation,
     else:
         pair = explanation
     _notes(pair)
+    context_view(pair, lambda: explain_pair(replace(settings, context=0), pair.candidate, pair.reference), key)
     row = st.container(horizontal=True, gap="medium")  # the labels' own width: narrow columns cut them ("Sho...")
     # a default only for a new widget: with a kept (or restored) value too, Streamlit logs a warning and a stack trace
     special_default = bool(getattr(settings, "show_special", False))

@@ -55,6 +55,9 @@ class Settings:
     show_special: bool = False
     long_texts: str = "truncate"
     precision: str = "fp32"
+    #: document context (docs/CONTEXT.md): chosen on the pages that have documents (Compare), not in the sidebar
+    context: int = 0
+    context_source: str = "ref"
 
     def resolved_layer(self) -> int:
         """The layer chosen, else the model's tuned one (0 for a model with none), as the scorer gets it."""

@@ -130,11 +130,15 @@ def mapping_control(table: upload.Table, fkey: str) -> tuple[upload.ColumnMappin
                               **fresh(f"cmp_refs_{fkey}", default=[c for c in guess.references if c in cols]),
                               key=f"cmp_refs_{fkey}", help="Several columns = several references per segment.")
         opt = [NONE] + cols
-        c1, c2 = st.columns(2)
+        c1, c2, c0 = st.columns(3)
         source = c1.selectbox("Source column (optional)", opt, key=f"cmp_src_{fkey}",
                               **fresh(f"cmp_src_{fkey}", index=opt.index(guess.source or NONE)))
         seg = c2.selectbox("Segment id column (optional)", opt, key=f"cmp_seg_{fkey}",
                            **fresh(f"cmp_seg_{fkey}", index=opt.index(guess.segment_id or NONE)))
+        doc = c0.selectbox("Document id column (optional)", opt, key=f"cmp_doc_{fkey}",
+                           **fresh(f"cmp_doc_{fkey}", index=opt.index(guess.document or NONE)),
+                           help="For document context: a segment's previous segments are the rows before it with "
+                                "the same document id (an empty cell: scored alone).")
         systems: tuple[str, ...] = ()
         sys_col = cand_col = None
         if layout == "wide":
@@ -162,7 +166,8 @@ def mapping_control(table: upload.Table, fkey: str) -> tuple[upload.ColumnMappin
         empty_label = st.radio("Empty cells", ["Score as empty (0, with a warning)", "Leave the segment out"],
                                horizontal=True, key=f"cmp_empty_{fkey}")
     mapping = upload.ColumnMapping(layout, tuple(refs), systems, sys_col, cand_col,
-                                   None if source == NONE else source, None if seg == NONE else seg, scores)
+                                   None if source == NONE else source, None if seg == NONE else seg, scores,
+                                   None if doc == NONE else doc)
     empty = upload.EMPTY_SCORE if empty_label.startswith("Score") else upload.EMPTY_SKIP
     guesses = [g.as_problem() for g in found.guesses] if mapping == detected else []
     return mapping, empty, (list(found.problems) if detected is None else guesses)

@@ -8,6 +8,8 @@ copied on a refresh); what was read from it is kept: its test sets and language 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import streamlit as st
 
 from bertscore_viz.app import gateway
@@ -84,6 +86,8 @@ def _dataset(evalset: mtme.EvalSet, reference: str, key: tuple) -> upload.Datase
         return state.dataset.value
     _checked_size(evalset, reference)
     ds = evalset.dataset(reference)
+    if evalset.documents is not None:  # documents/LP.docs: the documents of document context
+        ds = replace(ds, doc_ids=list(evalset.documents))
     state.dataset = Keyed(key, ds)
     return ds
 

@@ -17,6 +17,7 @@ from dataclasses import replace
 import streamlit as st
 
 from bertscore_viz.app import gateway
+from bertscore_viz.app.app_pages.compare.context import context_control
 from bertscore_viz.app.app_pages.compare.inputs import (
     dataset,
     empty_references,
@@ -234,6 +235,7 @@ def main() -> None:
     if ds is None:
         return
     ds, empty_note, left_out = empty_references(ds, fkey)
+    settings = context_control(ds, fkey, settings)
     scored = _scored(settings, ds)
     if scored is None:
         return

@@ -37,6 +37,7 @@ from bertscore_viz.app.state.compare import compare_input, compare_state
 from bertscore_viz.app.state.widgets import fresh
 from bertscore_viz.errors import BertScoreVizError
 from bertscore_viz.evaluation import compare
+from bertscore_viz.evaluation.documents import pair_context
 from bertscore_viz.evaluation.own_metrics import is_own
 from bertscore_viz.figures import compare_plots, tables
 from bertscore_viz.files.export import safe_csv, to_json
@@ -196,6 +197,28 @@ def charts_tab(ds, comparison, systems: list[str], fkey: str, surface=None) -> N
         st.caption("Points above the dotted diagonal: B scores higher on that segment.")
 
 
+def _explained(ds, settings, sides, i: int, explain) -> list:
+    """``(tag, system, explanation or the error)`` of each side of segment ``i``: the results file's ``explain``, or
+    the page's scorer with idf from every reference of the dataset (as the tables have it, not this segment's
+    alone) and, with document context, the previous segments the score had."""
+    refs = ds.references[i]
+    idf_sentences = [r for group in ds.references for r in group] if settings.idf and explain is None else None
+    k = int(getattr(settings, "context", 0))
+    if k and explain is None:
+        st.caption(f"Each side is explained as it was scored: encoded after the previous {k} segment(s) of its "
+                   "document (greyed below; not matched).")
+    shown = []
+    for tag, system in sides:
+        context = pair_context(ds, system, i, k, getattr(settings, "context_source", "ref")) if explain is None \
+            else ([], [])
+        try:
+            shown.append((tag, system, explain(ds.systems[system][i], refs) if explain is not None
+                          else explain_pair(settings, ds.systems[system][i], refs, idf_sentences, *context)))
+        except BertScoreVizError as exc:
+            shown.append((tag, system, exc))
+    return shown
+
+
 @st.fragment
 def drilldown_tab(ds, comparison, settings, systems: list[str], fkey: str, explain=None) -> None:
     """One segment, A and B side by side (the A/B choice of the Segments tab), or one above the other when either
@@ -238,16 +261,8 @@ def drilldown_tab(ds, comparison, settings, systems: list[str], fkey: str, expla
 
     if settings.rescale and not comparison.rescaled:
         settings = replace(settings, rescale=False)  # no baseline: raw numbers, as in the tables above
-    # idf as the tables have it: from every reference of the dataset, not from this segment's alone
-    idf_sentences = [r for group in ds.references for r in group] if settings.idf and explain is None else None
     sides = [("A", a)] if a == b else [("A", a), ("B", b)]
-    shown = []  # (tag, system, explanation or the error), explained before the layout is chosen
-    for tag, system in sides:
-        try:
-            shown.append((tag, system, explain(ds.systems[system][i], refs) if explain is not None
-                          else explain_pair(settings, ds.systems[system][i], refs, idf_sentences)))
-        except BertScoreVizError as exc:
-            shown.append((tag, system, exc))
+    shown = _explained(ds, settings, sides, i, explain)  # explained before the layout is chosen
     # side by side while both heatmaps fit half the page (with each side's toggles); else stacked at full width
     stack = len(shown) == 1 or any(
         not isinstance(e, BertScoreVizError)

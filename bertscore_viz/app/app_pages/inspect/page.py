@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import streamlit as st
 
 from bertscore_viz.app.shared.bounds import bound, named
@@ -172,14 +174,36 @@ def main() -> None:
     idf_sentences, idf_note = _idf_source(len(references)) if settings.idf else (None, "")
     if settings.idf:
         st.caption(idf_note + ".")
+    cand_context, ref_context = _context_inputs()
+    if ref_context or cand_context:  # the signature names the context the pair was encoded with
+        settings = replace(settings, context=max(len(ref_context), len(cand_context)),
+                           context_source="ref" if cand_context == ref_context else "own")
     try:
-        explanation, _ = explain_or_raw(settings, candidate, references, idf_sentences)
+        explanation, _ = explain_or_raw(settings, candidate, references, idf_sentences, cand_context, ref_context)
     except BertScoreVizError as exc:
         show_error(exc)
         return
     st.divider()
     _where_it_stands(explanation, settings, pair_words(candidate, references))
     render_explanation(explanation, settings, key=KEY, long_switch=True)
+
+
+def _lines(text: str) -> list[str]:
+    return [line.strip() for line in (text or "").splitlines() if line.strip()]
+
+
+def _context_inputs() -> tuple[list[str], list[str]]:
+    """The document context typed for the pair (docs/CONTEXT.md): the sentences before the reference, and before
+    the candidate (default: the reference's, as the paper encodes both sides); empty: the pair alone."""
+    with st.expander("Document context (optional)", icon=":material/article:"):
+        st.caption("The sentences before the pair in its document, one per line, oldest first. Each side is "
+                   "encoded after them and only the pair's own tokens are matched (Vernikos et al., WMT 2022); "
+                   "the explanation shows them greyed and which matches they changed.")
+        ref_ctx = _lines(st.text_area("Sentences before the reference", key=f"{KEY}_ref_context", height=80,
+                                      max_chars=bound("upload_cell_chars")))
+        own = st.text_area("Sentences before the candidate (empty: the reference's, the paper's choice)",
+                           key=f"{KEY}_cand_context", height=80, max_chars=bound("upload_cell_chars"))
+    return (_lines(own) or ref_ctx), ref_ctx
 
 
 def pair_words(candidate: str, references: list[str]) -> float:

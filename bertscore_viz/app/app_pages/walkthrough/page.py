@@ -11,6 +11,7 @@ import streamlit as st
 
 from bertscore_viz.app import gateway
 from bertscore_viz.app.app_pages.walkthrough import view
+from bertscore_viz.app.app_pages.walkthrough.context import context_step
 from bertscore_viz.app.shared.bounds import bound, named
 from bertscore_viz.app.shared.long_texts import long_text_switch
 from bertscore_viz.app.shared.messages import show_error
@@ -137,6 +138,7 @@ def main() -> None:
     with st.expander("The script"):
         st.code(script, language="python")
     view.show_gradient(w, i, lambda k: gradients.setdefault(k, wt.candidate_gradient(scorer, w, k)))
+    context_step(settings, list(w.cand.texts), list(w.ref.texts), i)
 
 
 main()

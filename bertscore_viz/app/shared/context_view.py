@@ -1,0 +1,66 @@
+"""A pair explained with its document context (docs/CONTEXT.md): the context each side was encoded after, greyed
+before the segment's own text (context tokens are not matched), and the tokens whose match the context changed
+(the same pair explained alone, compared)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from bertscore_viz.app.shared.messages import escape_markdown
+from bertscore_viz.engine.results import PairExplanation
+from bertscore_viz.errors import BertScoreVizError
+from bertscore_viz.evaluation.documents import context_changes
+
+__all__ = ["CHANGES_SHOWN", "context_view", "readable"]
+
+#: Rows of the "what the context changed" table.
+CHANGES_SHOWN = 20
+
+
+def readable(tokens) -> str:
+    """Tokenizer pieces as text: ``##`` pieces joined to the previous one, ``Ġ`` / ``▁`` read as a space."""
+    out = ""
+    for t in tokens:
+        if t.startswith("##"):
+            out += t[2:]
+        elif t[:1] in ("Ġ", "▁"):
+            out += " " + t[1:]
+        else:
+            out += (" " if out else "") + t
+    return out.strip()
+
+
+def _side(label: str, context, text: str) -> str:
+    ctx = escape_markdown(readable(context)) if context else "(none: the first segment of its document)"
+    return f"- {label}: :gray[{ctx}] ‖ **{escape_markdown(text) or '(empty)'}**"
+
+
+def context_view(pair: PairExplanation, explain_alone, key: str) -> None:
+    """The pair's context and what it changed; nothing for a pair explained without context.
+
+    ``explain_alone()``: the same pair explained by the page's scorer without context."""
+    if not (pair.cand_context or pair.ref_context):
+        return
+    st.markdown("**Document context** (greyed: encoded before the segment, not matched or weighted):\n"
+                + _side("Candidate", pair.cand_context, pair.candidate) + "\n"
+                + _side("Reference", pair.ref_context, pair.reference))
+    try:
+        alone = explain_alone()
+    except BertScoreVizError as exc:
+        st.caption(f"The pair alone could not be explained: {escape_markdown(str(exc))}")
+        return
+    changes = context_changes(pair, alone)
+    head = (f"With the context: F1 {pair.f1:.4f} (raw); alone: {alone.f1:.4f} "
+            f"({pair.f1 - alone.f1:+.4f}).")
+    if not changes:
+        st.caption(head + " No token's match moved by 0.02 or more.")
+        return
+    st.caption(head + f" {len(changes)} token(s) whose best match or its similarity changed by 0.02 or more, "
+                      "largest first:")
+    frame = pd.DataFrame([{"Side": c.side, "Token": c.token, "Match alone": c.before, "Match with context": c.after,
+                           "Similarity alone": c.sim_before, "Similarity with context": c.sim_after}
+                          for c in changes[:CHANGES_SHOWN]])
+    st.dataframe(frame, hide_index=True, width="stretch", key=f"{key}_context_changes",
+                 column_config={c: st.column_config.NumberColumn(format="%.3f")
+                                for c in ("Similarity alone", "Similarity with context")})
