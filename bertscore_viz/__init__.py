@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # the same names, for readers and tools
     from bertscore_viz.engine.options import ScoringOptions
     from bertscore_viz.engine.results import MultiReferenceExplanation, PairExplanation, ScoreResult, Signature
     from bertscore_viz.engine.scorer import BertScoreWarning, MatchStats, Scorer, score
+    from bertscore_viz.evaluation.meta_evaluation import MetaEvaluation, meta_evaluate
 
 #: Name -> the module that defines it, imported when the name is first used.
 _LAZY = {
@@ -28,11 +29,13 @@ _LAZY = {
     "ScoreResult": "bertscore_viz.engine.results", "PairExplanation": "bertscore_viz.engine.results",
     "MultiReferenceExplanation": "bertscore_viz.engine.results", "Signature": "bertscore_viz.engine.results",
     "ScoringOptions": "bertscore_viz.engine.options",
+    "meta_evaluate": "bertscore_viz.evaluation.meta_evaluation",
+    "MetaEvaluation": "bertscore_viz.evaluation.meta_evaluation",
 }
 
 __all__ = [
     "score", "Scorer", "ScoringOptions", "ScoreResult", "PairExplanation", "MultiReferenceExplanation", "MatchStats",
-    "Signature",
+    "Signature", "meta_evaluate", "MetaEvaluation",
     "BertScoreVizError", "InputError", "ModelError", "BaselineError", "BertScoreWarning", "__version__",
 ]
 

@@ -7,6 +7,8 @@ segment id), and where the metric and the humans disagree most.
     python -m bertscore_viz correlate --mtme wmt22.zip --lp en-de [--test-set wmt22] [--reference refA]
         [--human mqm]                                        # WMT's mt-metrics-eval layout (a folder or a zip)
     ... --disagreements 10 [--within group|all]              # the 10 largest disagreements each way
+    ... --metric-column comet --metric-column ter --lower-is-better ter   # your own metrics' columns
+    ... --no-meta                                            # skip the pairwise accuracy meta-evaluation
 
 The input is a CSV, TSV or JSON Lines file in the Compare page's layouts plus a human-score column
 (:mod:`bertscore_viz.files.human_scores`); rows without a usable human score are listed and left out. In the
@@ -17,6 +19,14 @@ domains are the groups and the system-level human scores, when present, are corr
 chrF, the ``N`` outputs each way whose percentile ranks differ most
 (:func:`bertscore_viz.evaluation.disagreements.disagreements`); with ``--json`` they are the ``"disagreements"``
 list.
+
+Pairwise accuracy (WMT's meta-evaluation, :func:`bertscore_viz.evaluation.meta_evaluation.meta_evaluate`) follows
+the correlations for every metric: acc_eq with its tie-calibrated epsilon (grouped by segment id when several
+systems were rated on one segment, else over all pairs of outputs), soft and system-level pairwise accuracy (3 or
+more systems rated on the same segments), each with a 95% interval and the permutation test of the best metric
+against each other one (``--seed``; its own resample counts); with ``--json`` it is ``"meta_evaluation"``.
+``--metric-column NAME`` adds a column of the input as a metric in every table (``--lower-is-better NAME``: negated,
+named ``"NAME (negated)"``).
 """
 
 from __future__ import annotations
@@ -30,15 +40,17 @@ from bertscore_viz.engine.options import ScoringOptions
 from bertscore_viz.errors import InputError
 from bertscore_viz.evaluation import MAX_RESAMPLES, MIN_RESAMPLES
 from bertscore_viz.evaluation.disagreements import SCOPES, disagreements
-from bertscore_viz.evaluation.human_agreement import run_agreement
+from bertscore_viz.evaluation.human_agreement import own_metric_scores, run_agreement
 from bertscore_viz.evaluation.levels import document_keys
+from bertscore_viz.evaluation.meta_evaluation import meta_evaluate
 from bertscore_viz.files.fileio import terminal_json, terminal_safe
 from bertscore_viz.files.human_scores import parse_human_scores
 from bertscore_viz.files.mtme import open_mtme
 from bertscore_viz.locations import EXAMPLES_DIR
 from bertscore_viz.progress import progress_bar
 
-__all__ = ["run", "read_input", "read_mtme", "format_report", "disagreement_lists", "COMPARISONS"]
+__all__ = ["run", "read_input", "read_mtme", "format_report", "format_meta", "disagreement_lists", "meta_of",
+           "COMPARISONS"]
 
 #: ``--disagreements``: (metric, against) pairs; "human" = the human scores.
 COMPARISONS = (("BERTScore-F1", "human"), ("chrF", "human"), ("BERTScore-F1", "chrF"))
@@ -63,7 +75,8 @@ def read_input(args):
         data = path.read_bytes()
     except OSError as exc:
         raise InputError(f"The input file {path} cannot be read: {exc.strerror or exc}.") from None
-    return parse_human_scores(data, path.name, human_column=args.human), path
+    return parse_human_scores(data, path.name, human_column=args.human,
+                              metric_columns=getattr(args, "metric_columns", None) or ()), path
 
 
 def read_mtme(args):
@@ -121,7 +134,23 @@ def _check(args) -> int:
     within = getattr(args, "within", None) or "group"
     if within not in SCOPES:
         raise InputError(f"--within must be one of {', '.join(SCOPES)}, got {within!r}.")
+    columns, lower = getattr(args, "metric_columns", None) or [], getattr(args, "lower_is_better", None) or []
+    if columns and getattr(args, "mtme", None):
+        raise InputError("--metric-column reads a column of an --input table; the mt-metrics-eval layout (--mtme) "
+                         "has no such columns.")
+    unknown = [c for c in lower if c not in columns]
+    if unknown:
+        raise InputError(f"--lower-is-better {unknown[0]!r} is not a --metric-column; name it with --metric-column "
+                         "too.")
     return n
+
+
+def meta_of(report, rated, documents, seed: int):
+    """Pairwise accuracy of every metric of ``report`` (BERTScore F1, P, R first), with a progress bar."""
+    first = [m for m in ("BERTScore-F1", "BERTScore-P", "BERTScore-R") if m in report.scores]
+    scores = {m: report.scores[m] for m in first + [m for m in report.scores if m not in first]}
+    with progress_bar("pairwise accuracy", "statistics") as progress:
+        return meta_evaluate(scores, report.human, rated.systems, documents, seed=seed, progress=progress)
 
 
 def run(args) -> int:
@@ -139,14 +168,21 @@ def run(args) -> int:
     if not rated.ok:
         raise InputError(f"Nothing to correlate in {name}: fewer than 3 rated outputs could be read (the "
                          "problems are listed above).")
+    missing = [c for c in getattr(args, "metric_columns", None) or [] if c not in rated.metrics]
+    if missing:
+        raise InputError(f"--metric-column {missing[0]!r} cannot be used (the problem is listed above).")
     scorer = ScoringOptions.from_namespace(args).scorer()
+    documents = document_keys(rated.segment_ids, rated.groups)
     with progress_bar("embedding", "sentences") as progress:
         report = run_agreement(scorer, rated.candidates, rated.references, rated.human, rated.systems,
                                rated.groups, n_samples=args.resamples, seed=args.seed,
                                sentence_metrics=not args.no_sentence_metrics, progress=progress,
-                               labels=[f"row {r}" for r in rated.rows],
-                               documents=document_keys(rated.segment_ids, rated.groups), system_scores=gold)
+                               labels=[f"row {r}" for r in rated.rows], documents=documents, system_scores=gold,
+                               extra_metrics=own_metric_scores(rated.metrics, getattr(args, "lower_is_better", ())))
+    meta = None if getattr(args, "no_meta", False) else meta_of(report, rated, documents, args.seed)
     out = report.as_dict()
+    if meta is not None:
+        out["meta_evaluation"] = meta.as_dict()
     out["input"] = {"file": name, "layout": rated.layout, "human_column": rated.human_column,
                     "rows_left_out": [p.as_dict() for p in rated.errors]}
     lists = (disagreement_lists(report, rated, n_disagreements, getattr(args, "within", None) or "group")
@@ -157,6 +193,8 @@ def run(args) -> int:
         print(terminal_json(json.dumps(out, ensure_ascii=False)))
         return 0
     print(format_report(report, rated, name))
+    if meta is not None:
+        print("\n" + format_meta(meta))
     if lists:
         print("\n" + format_disagreements(lists))
     return 0
@@ -212,6 +250,46 @@ def format_report(report, rated, name: str) -> str:
                      f"{_ci(f1g, 'pearson').strip()}; best {best}")
     for w in report.warnings:
         lines.append(f"Warning: {terminal_safe(w)}")
+    return "\n".join(lines)
+
+
+def _meta_cell(value: float | None, ci) -> str:
+    if value is None:
+        return f"{'n/a':>24}"
+    if ci is None or None in ci:
+        return f"{value:.4f}" + " " * 17
+    return f"{value:.4f}" + f" [{ci[0]:.3f}, {ci[1]:.3f}]".rjust(17)
+
+
+def format_meta(meta) -> str:
+    """The pairwise accuracy meta-evaluation as text: one row per metric (``*`` the best of each column), the
+    grouping, the system level's segments, and which differences from the best are significant."""
+    d = meta.as_dict()
+    levels = [("acc_eq", "acc_eq [95% CI]")] + ([("spa", "soft pairwise [95% CI]"),
+                                                  ("system", "system pairwise [95% CI]")] if d["system_level"] else [])
+    lines = ["Pairwise accuracy (WMT meta-evaluation): how often each metric orders pairs as the humans do",
+             f"{'':36}{'epsilon':>10}" + "".join(f"{title:>26}" for _, title in levels)]
+    for name, m in d["metrics"].items():
+        cells = "".join(f"{('*' if d['best'].get(lv) == name else ' ') + _meta_cell(m[lv], m[lv + '_ci95']):>26}"
+                        for lv, _ in levels)
+        eps = "n/a" if m["epsilon"] is None else f"{m['epsilon']:.4g}"
+        lines.append(f"  {terminal_safe(name):34}{eps:>10}{cells}")
+    lines += ["", f"acc_eq grouped {d['grouping_reason']}.",
+              ("soft and system pairwise accuracy: " if d["system_level"] else "no system level: ")
+              + d["system_reason"],
+              f"{d['n_used']} of {d['n_outputs']} outputs used; intervals: {d['settings']['n_resamples']} bootstrap "
+              f"resamples ({d['settings']['spa_resamples']} for soft pairwise, its p values from "
+              f"{d['settings']['spa_permutations']} permutations), tests: "
+              f"{d['settings']['n_permutations']} permutations, seed {d['settings']['seed']}."]
+    for level, best in d["best"].items():
+        tests = [t for t in d["tests"] if t["level"] == level]
+        if best is None or not tests:
+            continue
+        said = ", ".join(f"{terminal_safe(t['other'])} (p {t['p_value']:.3f}"
+                         + (", significant)" if t["significant"] else ")") for t in tests)
+        lines.append(f"{level}: best {terminal_safe(best)}; against {said} ({tests[0]['n_permutations']} "
+                     "permutations)")
+    lines += [terminal_safe(n) for n in d["notes"]]
     return "\n".join(lines)
 
 

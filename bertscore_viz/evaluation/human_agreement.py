@@ -28,8 +28,9 @@ from bertscore_viz.errors import InputError
 from bertscore_viz.evaluation.correlation import Agreement, agreement, correlation
 from bertscore_viz.evaluation.significance import DEFAULT_SAMPLES, DEFAULT_SEED
 
-__all__ = ["BERTSCORE_METRICS", "SENTENCE_METRICS", "AgreementReport", "LayerScores", "layer_correlations",
-           "layer_scores", "report_at", "run_agreement", "sentence_metric_scores"]
+__all__ = ["BERTSCORE_METRICS", "NEGATED", "SENTENCE_METRICS", "AgreementReport", "LayerScores",
+           "layer_correlations", "layer_scores", "own_metric_scores", "report_at", "run_agreement",
+           "sentence_metric_scores"]
 
 ProgressFn = Callable[[int, int], None]
 BERTSCORE_METRICS = ("BERTScore-P", "BERTScore-R", "BERTScore-F1")
@@ -44,6 +45,25 @@ def sentence_metric_scores(candidates, references, metrics=("chrF", "BLEU")) -> 
     of references per output)."""
     return {name: np.array([SENTENCE_METRICS[name](c, list(r)).score for c, r in zip(candidates, references)])
             for name in metrics}
+
+
+#: Added to the name of a lower-is-better metric column: its scores are negated for agreement statistics.
+NEGATED = " (negated)"
+
+
+def own_metric_scores(columns: dict, lower_is_better=()) -> dict[str, np.ndarray]:
+    """The user's metric columns (``{column: scores}``) as metrics of a report: ``{name: (n,) scores}``. A column
+    in ``lower_is_better`` is negated and its name ends with :data:`NEGATED`; a column named like a built-in metric
+    (BERTScore-F1, chrF, ...) is named ``"NAME (column)"``."""
+    taken = set(BERTSCORE_METRICS) | set(SENTENCE_METRICS)
+    out = {}
+    for col, values in columns.items():
+        name = f"{col} (column)" if col in taken else str(col)
+        v = np.asarray(values, dtype=np.float64)
+        if col in lower_is_better:
+            name, v = name + NEGATED, -v
+        out[name] = v
+    return out
 
 
 def layer_correlations(values, human) -> tuple[list[float], list[float]]:
@@ -147,7 +167,8 @@ def layer_scores(scorer, candidates, references, progress: ProgressFn | None = N
 def run_agreement(scorer, candidates, references, human, systems=None, groups=None,
                   n_samples: int = DEFAULT_SAMPLES, seed: int | None = DEFAULT_SEED,
                   sentence_metrics: bool = True, progress: ProgressFn | None = None,
-                  labels=None, documents=None, system_scores: dict | None = None) -> AgreementReport:
+                  labels=None, documents=None, system_scores: dict | None = None,
+                  extra_metrics: dict | None = None) -> AgreementReport:
     """Score every output at every layer (one model pass) and correlate each metric with ``human``.
 
     Args:
@@ -159,6 +180,7 @@ def run_agreement(scorer, candidates, references, human, systems=None, groups=No
         labels: how warnings name each output (default its index from 0).
         documents: the document of each output (summary level), or None.
         system_scores: ``{system: human system-level score}``, or None.
+        extra_metrics: ``{name: (n,) scores}`` of other metrics (e.g. :func:`own_metric_scores`), or None.
 
     Returns:
         :class:`AgreementReport` at the scorer's layer.
@@ -172,6 +194,10 @@ def run_agreement(scorer, candidates, references, human, systems=None, groups=No
                          f"{np.asarray(human).size} scores.")
     scores = layer_scores(scorer, candidates, references, progress, labels)
     sentence = sentence_metric_scores(candidates, references) if sentence_metrics else {}
+    for name, values in (extra_metrics or {}).items():
+        if np.shape(values) != (len(candidates),):
+            raise InputError(f"{name!r} has {np.size(values)} score(s) for {len(candidates)} outputs.")
+        sentence[name] = np.asarray(values, dtype=np.float64)
     return report_at(scores, scorer.layer, human, systems, groups, sentence, n_samples, seed, documents,
                      system_scores)
 

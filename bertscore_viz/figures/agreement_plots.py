@@ -19,8 +19,8 @@ from plotly.subplots import make_subplots
 
 from bertscore_viz.evaluation.correlation import best_metrics
 
-__all__ = ["HOVER_CHARS", "LAYER_COLORS", "LEVEL_TITLES", "MAX_SCATTER_POINTS", "layer_curve_figure",
-           "layer_curve_image", "levels_figure", "scatter_figure", "scatter_image"]
+__all__ = ["HOVER_CHARS", "LAYER_COLORS", "LEVEL_TITLES", "MAX_SCATTER_POINTS", "META_TITLES", "layer_curve_figure",
+           "layer_curve_image", "levels_figure", "meta_figure", "scatter_figure", "scatter_image"]
 
 LAYER_COLORS = {"P": "#4c78a8", "R": "#f58518", "F1": "#54a24b"}
 #: Points drawn on the scatter; above, an even sample (the statistics always use every point).
@@ -71,6 +71,44 @@ def levels_figure(agreement, metrics: list[str] | None = None, title: str | None
     fig.update_layout(title=title or "Every metric at every level (95% bootstrap intervals; ★ best)",
                       height=120 + 34 * max(1, max((len(r) for r in levels.values()), default=1)),
                       margin={"t": 90, "l": 110, "r": 20, "b": 40})
+    return fig
+
+
+#: Panel titles of the pairwise accuracy figure.
+META_TITLES = {"acc_eq": "segment level: acc_eq", "spa": "system level: soft pairwise accuracy",
+               "system": "system level: pairwise accuracy"}
+
+
+def meta_figure(result, metrics: list[str] | None = None, title: str | None = None):
+    """Each metric's pairwise accuracies with their 95% intervals, one panel per statistic computed (a
+    :class:`~bertscore_viz.evaluation.meta_evaluation.MetaEvaluation`); the best of each panel drawn as a star.
+
+    Args:
+        result: the meta-evaluation; metrics: top to bottom (default: its order); title: the figure's title.
+
+    Returns:
+        A plotly figure.
+    """
+    attrs = {"acc_eq": ("acc_eq", "acc_eq_ci"), "spa": ("spa", "spa_ci"), "system": ("system", "system_ci")}
+    levels = [lv for lv in attrs if lv == "acc_eq" or result.system_level]
+    fig = make_subplots(rows=1, cols=len(levels), shared_yaxes=True, horizontal_spacing=0.04,
+                        subplot_titles=[META_TITLES[lv] for lv in levels])
+    names = [m for m in (metrics or list(result.metrics)) if m in result.metrics][::-1]  # first metric on top
+    for col, level in enumerate(levels, start=1):
+        value_attr, ci_attr = attrs[level]
+        values = [getattr(result.metrics[m], value_attr) for m in names]
+        cis = [getattr(result.metrics[m], ci_attr) or (math.nan, math.nan) for m in names]
+        best = result.best.get(level)
+        fig.add_trace(go.Scatter(
+            x=values, y=[html.escape(m) for m in names], mode="markers", showlegend=False,
+            marker={"symbol": ["star" if m == best else "circle" for m in names],
+                    "size": [15 if m == best else 9 for m in names], "color": "#54a24b"},
+            error_x={"type": "data", "thickness": 1.2,
+                     "array": [h - v if math.isfinite(h) else None for (_, h), v in zip(cis, values)],
+                     "arrayminus": [v - lo if math.isfinite(lo) else None for (lo, _), v in zip(cis, values)]},
+            hovertemplate="%{y}<br>%{x:.4f}<extra></extra>"), row=1, col=col)
+    fig.update_layout(title=title or "Pairwise accuracy with the human scores (95% bootstrap intervals; ★ best)",
+                      height=120 + 34 * max(1, len(names)), margin={"t": 90, "l": 110, "r": 20, "b": 40})
     return fig
 
 

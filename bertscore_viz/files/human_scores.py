@@ -22,6 +22,11 @@ bootstrap intervals are computed correctly in floating point (scores near 1e200 
 (0.0, 0.0): squared deviations overflowed); for the same reason scores that all differ by less than
 :data:`MIN_HUMAN_SPREAD` (but not all equal) are refused as a whole, with how to rescale them. Cells read as text
 (outputs, references, ids, groups, system names) must be text: a JSON list, object or boolean there is listed.
+
+Other metrics' scores (``metric_columns``: e.g. a COMET column of a long or plain layout) are read as human scores
+are, one number per row: a row whose cell in any of them is empty, text or not finite is listed and left out for
+every metric (never scored as 0); a named column that is missing, is the human-score column or a text column, or
+holds no number at all, is refused as a whole (listed) and not used.
 """
 
 from __future__ import annotations
@@ -70,6 +75,7 @@ class HumanScored:
         rows: the file row (line) each output came from, numbered as the Compare page numbers them.
         problems: rows left out and why, and warnings.
         layout: ``"long"``, ``"plain"`` or ``"wide"``; human_column: the column read as human scores.
+        metrics: ``{column: [score of each output]}`` of the ``metric_columns`` read (empty when none).
     """
 
     candidates: list[str]
@@ -82,6 +88,7 @@ class HumanScored:
     problems: list[Problem] = field(default_factory=list)
     layout: str = "long"
     human_column: str | None = None
+    metrics: dict = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.candidates)
@@ -155,7 +162,8 @@ def find_human_column(columns, human_column: str | None = None) -> str | None:
 
 def parse_human_scores(data: bytes, filename: str | None = None, human_column: str | None = None,
                        max_bytes: int = MAX_BYTES, max_rows: int = MAX_ROWS, max_cell_chars: int = MAX_CELL_CHARS,
-                       max_columns: int = MAX_COLUMNS, max_cells: int = MAX_CELLS) -> HumanScored:
+                       max_columns: int = MAX_COLUMNS, max_cells: int = MAX_CELLS,
+                       metric_columns=()) -> HumanScored:
     """Read a file of rated outputs; never raises for bad content: ``problems`` says what was wrong.
 
     Args:
@@ -163,6 +171,7 @@ def parse_human_scores(data: bytes, filename: str | None = None, human_column: s
         human_column: the column of human scores; None = the first recognised name.
         max_bytes, max_rows, max_columns, max_cells: limits of reading
             (:func:`bertscore_viz.files.tables.read_table`); max_cell_chars: a longer text leaves its row out.
+        metric_columns: columns of other metrics' scores to read beside the human scores (long or plain layout).
 
     Returns:
         A :class:`HumanScored` (``ok`` False with the reasons in ``problems`` when fewer than 3 rows are usable).
@@ -189,9 +198,16 @@ def parse_human_scores(data: bytes, filename: str | None = None, human_column: s
         if human is None:
             return _empty(problems + [_no_human(cols, human_column)])
         system = next((c for c in cols if _SYS_RE.match(c)), None)
+        texts = {cand, system, seg, group, *refs}
+        metric_cols, refused = _metric_columns(rows, cols, metric_columns, human, texts)
         entries = [(row, number, cand, human, system) for row, number in zip(rows, numbers)]
-        return _build(entries, refs, seg, group, problems, "long" if system else "plain", human, max_cell_chars)
+        return _build(entries, refs, seg, group, problems + refused, "long" if system else "plain", human,
+                      max_cell_chars, metric_cols)
     # wide: system columns paired with human_<system> / <system>_human columns
+    if metric_columns:
+        problems = problems + [Problem(None, None, "Other metrics' score columns are read from a table with one "
+                                                   "row per rated output (a candidate column), not from the wide "
+                                                   "layout: they are not used.", "warning")]
     pairs = []
     for c in cols:
         if c in refs or c in (seg, group) or _SRC_RE.match(c) or _SKIP_RE.match(c) or _HUMAN_RE.match(c):
@@ -242,12 +258,45 @@ def _row_problem(row, number, cand_col, human_col, system, ref_cols, seg_col, gr
     return None, score
 
 
-def _build(entries, ref_cols, seg_col, group_col, problems, layout, human_name, max_cell) -> HumanScored:
+def _metric_columns(rows: list[dict], cols: list[str], asked, human: str, texts: set) -> tuple[list, list]:
+    """The metric columns that can be read, and a problem for each refused one."""
+    usable, refused = [], []
+    for col in dict.fromkeys(asked):
+        if col not in cols:
+            why = f"The file has no column {col!r}; it is not used as a metric."
+        elif col == human or col in texts:
+            why = (f"The column {col!r} is the {'human-score' if col == human else 'text'} column; it is not used "
+                   "as a metric.")
+        elif not any(isinstance(r.get(col), str) and parse_number(r[col])[0] is not None for r in rows):
+            why = f"The column {col!r} holds no number; it is not used as a metric."
+        else:
+            usable.append(col)
+            continue
+        refused.append(Problem(None, col, why, "warning"))  # no row is left out for it
+    return usable, refused
+
+
+def _metric_values(row: dict, number: int, metric_cols) -> tuple[Problem | None, list[float]]:
+    values = []
+    for col in metric_cols:
+        raw = _cell(row, col)
+        score, why = parse_number(raw) if isinstance(raw, str) else (None, f"is {_describe(raw)}, not a number")
+        if score is None:
+            return Problem(number, col, f"The {col} score {why}; the row is left out for every metric."), []
+        values.append(score)
+    return None, values
+
+
+def _build(entries, ref_cols, seg_col, group_col, problems, layout, human_name, max_cell,
+           metric_cols=()) -> HumanScored:
     problems = list(problems)
     cands, references, human, systems, groups, seg_ids, rows = [], [], [], [], [], [], []
+    metrics: dict[str, list[float]] = {c: [] for c in metric_cols}
     for row, number, cand_col, human_col, system_col in entries:
         bad, score = _row_problem(row, number, cand_col, human_col, system_col, ref_cols, seg_col, group_col, layout,
                                   max_cell)
+        if bad is None:
+            bad, values = _metric_values(row, number, metric_cols)
         if bad is not None:
             problems.append(bad)
             continue
@@ -260,6 +309,8 @@ def _build(entries, ref_cols, seg_col, group_col, problems, layout, human_name, 
             what = f" of system {system!r}" if layout == "wide" else ""
             problems.append(Problem(number, cand_col, f"Empty output{what}; scored as empty text (0).", "warning"))
         cands.append(text)
+        for col, value in zip(metric_cols, values):
+            metrics[col].append(value)
         references.append(_refs(row, ref_cols))
         human.append(score)
         seg_ids.append((_cell(row, seg_col).strip() if seg_col else "") or str(number))
@@ -277,4 +328,4 @@ def _build(entries, ref_cols, seg_col, group_col, problems, layout, human_name, 
                                             "least 3."))
     has_systems = layout in ("long", "wide")
     return HumanScored(cands, references, human, systems if has_systems else None, groups if group_col else None,
-                       seg_ids, rows, problems, layout, human_name)
+                       seg_ids, rows, problems, layout, human_name, metrics)

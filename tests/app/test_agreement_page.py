@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from bertscore_viz.app.app_pages.agreement import inputs as source
-from bertscore_viz.app.app_pages.agreement import view, work
+from bertscore_viz.app.app_pages.agreement import meta_view, view, work
 from bertscore_viz.app.app_pages.agreement.disagree import TABLE_KEY
 from bertscore_viz.app.shared.messages import escape_markdown
 from bertscore_viz.cli.entry import main as cli
@@ -26,6 +26,7 @@ from bertscore_viz.evaluation.disagreements import disagreements
 from bertscore_viz.evaluation.human_agreement import run_agreement
 from bertscore_viz.evaluation.layer_tuning import read_da
 from bertscore_viz.evaluation.levels import document_keys, winners
+from bertscore_viz.evaluation.meta_evaluation import meta_evaluate
 from bertscore_viz.files.export import safe_csv
 from bertscore_viz.files.human_scores import parse_human_scores
 from bertscore_viz.models.spec import BUNDLED_MODEL_NAME
@@ -250,3 +251,106 @@ def test_downloads_are_safe_csv_and_json_with_the_signature():
     assert json.loads(json.dumps(report.as_dict()))["signature"] == report.signature
     levels = pd.read_csv(io.StringIO(safe_csv(view.levels_table(report.overall), report.signature).decode("utf-8-sig")))
     assert set(levels["level"]) == {"segment (60 outputs)", "system (4 systems)"}
+
+
+def _meta(at) -> pd.DataFrame:
+    return next(df.value for df in at.dataframe if "acc_eq [95% CI]" in df.value.columns)
+
+
+def _api_meta(report, documents, **kw):
+    first = ["BERTScore-F1", "BERTScore-P", "BERTScore-R"]
+    scores = {m: report.scores[m] for m in first + [m for m in report.scores if m not in first]}
+    return meta_evaluate(scores, report.human, report.systems, documents, seed=12345, **kw)
+
+
+def test_pairwise_accuracy_is_the_api_s_for_every_metric_grouped_by_document():
+    data = _summeval_like()
+    at = _page(data)
+    assert not at.exception, at.exception
+    assert meta_view.META_HEADING in [h.value for h in at.subheader]
+    rated, api = _api(data)
+    expected = _api_meta(api, document_keys(rated.segment_ids, rated.groups))
+    assert expected.grouping == "item" and expected.system_level and expected.n_segments == 12
+    table = _meta(at).set_index("metric")
+    assert list(table.index) == list(expected.metrics) == ["BERTScore-F1", "BERTScore-P", "BERTScore-R", "chrF",
+                                                            "BLEU"]
+    for name, m in expected.metrics.items():
+        for level, (value, ci) in {"acc_eq": (m.acc_eq, m.acc_eq_ci), "spa": (m.spa, m.spa_ci),
+                                   "system": (m.system, m.system_ci)}.items():
+            cell = table.loc[name, meta_view.COLUMNS[level]]
+            assert cell.endswith(f"{value:.4f} [{ci[0]:.3f}, {ci[1]:.3f}]")
+            assert cell.startswith("★") == (expected.best[level] == name)
+        assert table.loc[name, "epsilon"] == f"{m.epsilon:.4g}"
+    for t in expected.tests:
+        assert table.loc[t.other, f"{t.level} p vs best"] == f"{t.p_value:.3f}" + (" *" if t.significant else "")
+    shown = texts(at)
+    assert escape_markdown(expected.grouping_reason) in shown
+    for line in meta_view.significance_lines(expected):
+        assert escape_markdown(line) in shown
+    runs = at.session_state[work.WORK_KEY]["meta_runs"]
+    at.number_input(key="agr_seed").set_value(7).run()  # another seed: the section is computed again
+    assert at.session_state[work.WORK_KEY]["meta_runs"] == runs + 1
+
+
+def test_own_metric_columns_join_every_table_and_bad_values_are_listed():
+    frame = pd.read_csv(io.StringIO(_summeval_like().decode()))
+    rng = np.random.default_rng(0)
+    frame["comet"] = (frame["human"] + rng.normal(scale=0.3, size=len(frame))).round(3).astype(object)
+    frame["errors"] = (-frame["human"] * 2 + rng.normal(size=len(frame))).round(2)
+    data = frame.to_csv(index=False).encode()
+    at = _page(data)
+    assert at.session_state[work.WORK_KEY]["counts"]["model"] == 1
+    at.multiselect(key=source.METRICS_KEY).set_value(["errors"]).run()
+    at.multiselect(key=source.LOWER_KEY).set_value(["errors"]).run()
+    assert not at.exception, at.exception
+    assert at.session_state[work.WORK_KEY]["counts"]["model"] == 1  # no row left out: the texts' pass is kept
+    assert "errors (negated)" in set(_levels(at)["metric"])
+    assert "errors (negated)" in list(_meta(at)["metric"])
+    assert escape_markdown("Lower is better, so negated for these statistics: errors (negated).") in texts(at)
+
+    frame.loc[[3, 10], "comet"] = ["n/a", None]  # text and empty: listed, never 0
+    data = frame.to_csv(index=False).encode()
+    at = _page(data)
+    at.multiselect(key=source.METRICS_KEY).set_value(["comet", "errors"]).run()
+    at.multiselect(key=source.LOWER_KEY).set_value(["errors"]).run()
+    assert not at.exception, at.exception
+    problems = at.dataframe[0].value
+    assert sorted(problems["Row"].tolist()) == [5, 12]  # file rows (the header is row 1)
+    assert "46 rated outputs" in texts(at)
+    rated = parse_human_scores(data, "rated.csv", metric_columns=["comet", "errors"])
+    assert len(rated) == 46 and rated.metrics["comet"] == [float(x) for x in frame["comet"].drop([3, 10])]
+    report = run_agreement(Scorer(), rated.candidates, rated.references, rated.human, rated.systems, rated.groups,
+                           documents=document_keys(rated.segment_ids, rated.groups))
+    levels = _levels(at)
+    segment = levels[levels["level"] == "segment (46 outputs)"].set_index("metric")
+    from bertscore_viz.evaluation.correlation import agreement
+    own = agreement({"comet": np.array(rated.metrics["comet"])}, np.array(rated.human), rated.systems)
+    assert segment.loc["comet", "Pearson [95% CI]"].lstrip("★ ").startswith(
+        f"{own.segment['comet'].values['pearson']:+.4f}")
+    report.scores.update({"comet": np.array(rated.metrics["comet"]),
+                          "errors (negated)": -np.array(rated.metrics["errors"])})
+    expected = _api_meta(report, document_keys(rated.segment_ids, rated.groups))
+    table = _meta(at).set_index("metric")
+    for name in ("comet", "errors (negated)"):
+        m = expected.metrics[name]
+        assert table.loc[name, meta_view.COLUMNS["acc_eq"]].endswith(f"{m.acc_eq:.4f} [{m.acc_eq_ci[0]:.3f}, "
+                                                                     f"{m.acc_eq_ci[1]:.3f}]")
+        assert table.loc[name, meta_view.COLUMNS["spa"]].lstrip("★ ").startswith(f"{m.spa:.4f}")
+
+
+def test_what_a_difference_means_is_the_library_s_curve():
+    """4 systems: 6 system pairs, too few to say; the sentence says so, with the library's own words."""
+    from bertscore_viz.app.app_pages.agreement import delta_view
+    from bertscore_viz.stats.delta_agreement import segment_delta_agreement
+
+    data = _summeval_like()
+    at = _page(data)
+    assert not at.exception, at.exception
+    assert delta_view.DELTA_HEADING in [h.value for h in at.subheader]
+    rated, api = _api(data)
+    curve = segment_delta_agreement({"BERTScore-F1": api.scores["BERTScore-F1"]}, api.human, api.systems,
+                                    items=document_keys(rated.segment_ids, rated.groups),
+                                    subsets=delta_view.SUBSETS, seed=0)["BERTScore-F1"]
+    sentence = curve.sentence(0.01, "BERTScore-F1")
+    assert "too few rated system pairs (6)" in sentence
+    assert escape_markdown(sentence[:1].upper() + sentence[1:]) in texts(at)

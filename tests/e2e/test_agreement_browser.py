@@ -1,8 +1,10 @@
 """The Agreement page in a real server and Chromium (issues 22, 30, 32): a SummEval-style upload shows the verdict at
 every level with the best of each column marked, a click on a disagreement row explains the pair on the page; then
 "Load the example" empties the uploader (no earlier file shown), its label is whole, and the WMT16 DA example gives
-the table, the lead and the layer curve; a seed change redraws from the kept scores. Screenshots: the README's
-docs/images/agreement.png, and docs/images/agreement_levels.png and agreement_disagreements.png for docs/APP.md."""
+the table, the lead and the layer curve; a seed change redraws from the kept scores. The pairwise accuracy section
+(issue 44) shows, for the upload, the API's best metric of each statistic with its value and interval, and which
+differences are significant. Screenshots: the README's docs/images/agreement.png, and
+docs/images/agreement_levels.png, agreement_meta.png and agreement_disagreements.png for docs/APP.md."""
 
 from __future__ import annotations
 
@@ -14,7 +16,13 @@ import pandas as pd
 import pytest
 from playwright.sync_api import expect
 
+from bertscore_viz.app.app_pages.agreement.meta_view import META_HEADING, significance_lines
+from bertscore_viz.engine.scorer import Scorer
+from bertscore_viz.evaluation.human_agreement import run_agreement
 from bertscore_viz.evaluation.layer_tuning import read_da
+from bertscore_viz.evaluation.levels import document_keys
+from bertscore_viz.evaluation.meta_evaluation import meta_evaluate
+from bertscore_viz.files.human_scores import parse_human_scores
 
 from .conftest import ARTIFACTS, screenshot
 
@@ -50,6 +58,18 @@ def _shot_from(page, locator, name: str) -> None:
     page.set_viewport_size({"width": 1400, "height": 1000})
 
 
+def expected_meta_lines(path: Path) -> list[str]:
+    """The section's sentences for the file, from the API (the page's settings: the bundled model at its tuned
+    layer, seed 12345)."""
+    rated = parse_human_scores(path.read_bytes(), path.name)
+    documents = document_keys(rated.segment_ids, rated.groups)
+    report = run_agreement(Scorer(), rated.candidates, rated.references, rated.human, rated.systems, rated.groups,
+                           documents=documents)
+    first = ["BERTScore-F1", "BERTScore-P", "BERTScore-R"]
+    scores = {m: report.scores[m] for m in first + [m for m in report.scores if m not in first]}
+    return significance_lines(meta_evaluate(scores, report.human, rated.systems, documents, seed=12345))
+
+
 def _click_first_row(page, table) -> None:
     """A click in the first body row of a dataframe (its canvas: row height and header height are Streamlit's
     35 px)."""
@@ -74,8 +94,18 @@ def test_levels_disagreements_then_the_example(page, app_url, tmp_path):
     expect(levels).to_be_visible()
     _shot_from(page, page.get_by_text("48 rated outputs (long layout", exact=False).first, "agreement_levels.png")
 
+    meta = page.get_by_role("heading", name=META_HEADING)
+    expect(meta).to_be_visible(timeout=120_000)
+    lines = expected_meta_lines(rated)
+    assert [line.split(":")[0] for line in lines] == ["acc_eq", "soft pairwise accuracy", "system pairwise accuracy"]
+    for line in lines:  # the best metric's value and interval, and the significant differences, as the API says
+        expect(page.get_by_text(line, exact=False).first).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("acc_eq grouped by item", exact=False).first).to_be_visible()
+    _shot_from(page, meta, "agreement_meta.png")
+
     expect(page.get_by_role("heading", name="Where the metric and the humans disagree")).to_be_visible()
-    table = page.locator("[data-testid='stDataFrame']").filter(has=page.locator("canvas")).nth(1)
+    # the levels table, the pairwise accuracy table, then the disagreements
+    table = page.locator("[data-testid='stDataFrame']").filter(has=page.locator("canvas")).nth(2)
     table.scroll_into_view_if_needed()
     _click_first_row(page, table)
     expect(page.get_by_text("percentile points", exact=False).first).to_be_visible(timeout=120_000)
@@ -91,8 +121,11 @@ def test_levels_disagreements_then_the_example(page, app_url, tmp_path):
         timeout=EXAMPLE_TIMEOUT)
     expect(shown_file).to_have_count(0)  # the uploader no longer shows the earlier file
     expect(page.get_by_text("BERTScore-F1 leads", exact=False).first).to_be_visible(timeout=120_000)
-    expect(page.get_by_role("heading", name="Correlation by layer")).to_be_visible()
-    expect(page.get_by_role("heading", name="By group")).to_be_visible()
+    # the example names no system: acc_eq over all pairs of a seeded sample of its outputs, no system level
+    expect(page.get_by_text("acc_eq grouped globally", exact=False).first).to_be_visible(timeout=120_000)
+    expect(page.get_by_text("a seeded sample of 500 of the 3,360 outputs", exact=False).first).to_be_visible()
+    expect(page.get_by_role("heading", name="Correlation by layer")).to_be_visible(timeout=60_000)
+    expect(page.get_by_role("heading", name="By group")).to_be_visible(timeout=60_000)
     expect(page.locator("[data-testid='stPlotlyChart']").first).to_be_visible()
 
     seed = page.get_by_label("Seed")

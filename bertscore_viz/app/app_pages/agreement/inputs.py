@@ -3,6 +3,9 @@ built-in WMT16 DA example, or the Compare page's file when it has a human-score 
 it (the human-score column of a table; test set, language pair, reference and human scores of an mt-metrics-eval
 zip), and the rated outputs read within this server's limits.
 
+A table may also name the user's own metric columns (e.g. a COMET column) and which of them are better when lower:
+they are read with the human scores, a row with a bad value in one of them listed and left out for every metric.
+
 The uploader's key changes whenever the input comes from elsewhere (the example, the Compare page's file), so that
 it no longer shows a file that is not the input.
 """
@@ -15,16 +18,16 @@ from bertscore_viz.app import gateway
 from bertscore_viz.app.app_pages.agreement import work
 from bertscore_viz.app.state.compare import compare_input
 from bertscore_viz.app.state.kept import Keyed
-from bertscore_viz.errors import InputError
+from bertscore_viz.errors import BertScoreVizError, InputError
 from bertscore_viz.evaluation.levels import document_keys
-from bertscore_viz.files import upload
+from bertscore_viz.files import human_scores, upload
 from bertscore_viz.files.human_scores import HumanScored, find_human_column
 from bertscore_viz.locations import EXAMPLES_DIR
 from bertscore_viz.serving import isolated
 
 __all__ = ["AUTO", "EXAMPLE_HELP", "EXAMPLE_LABEL", "EXAMPLE_NAME", "INPUT_KEY", "choose_input",
            "compare_upload_with_human", "current_input", "header_columns", "is_mtme", "load_example", "read_rated",
-           "set_input", "uploader_key"]
+           "set_input", "uploader_key", "LOWER_KEY", "METRICS_KEY"]
 
 #: ``{"name", "data", "origin"}`` of the input (tests may set it).
 INPUT_KEY = "agreement_input"
@@ -37,6 +40,8 @@ EXAMPLE_HELP = ("WMT16 direct assessment, six language pairs into English: 3,360
                 "by humans (DA z-scores), with one reference; the language pairs are the groups.")
 #: The human-score column chooser's "find it" choice.
 AUTO = "(detect)"
+#: Widget keys of the user's own metric columns and of those better when lower.
+METRICS_KEY, LOWER_KEY = "agr_own_metrics", "agr_lower_better"
 
 
 def set_input(name: str, data: bytes, origin: str) -> None:
@@ -116,17 +121,52 @@ def _refused(item: dict) -> str | None:
     return gateway.count_upload(item["data"], item["name"])
 
 
-def _table(item: dict, file_key: str, column) -> work.Rated:
+def _parse(item: dict, human: str | None, metrics: tuple) -> HumanScored:
+    """The rated outputs (and the metric columns), read in a worker process within the deployment's limits: no
+    file holds the server for the other sessions."""
+    if not metrics:
+        return isolated.parse_human_scores(item["data"], item["name"], human_column=human,
+                                           max_cell_chars=gateway.policy().upload_cell_chars,
+                                           **gateway.upload_limits())
+    limits = gateway.upload_limits()
+    timing = {k: limits.pop(k) for k in ("max_seconds", "max_memory_bytes")}
+    try:
+        return isolated.run_isolated(human_scores.parse_human_scores, item["data"], item["name"], human,
+                                     max_cell_chars=gateway.policy().upload_cell_chars, metric_columns=metrics,
+                                     what=f"The file {item['name']}", **limits, **timing)
+    except BertScoreVizError as exc:
+        return HumanScored([], [], [], None, None, [], [], [upload.Problem(None, None, str(exc))])
+
+
+def _table(item: dict, file_key: str, column, metrics: tuple = (), lower: tuple = ()) -> work.Rated:
     human = None if column == AUTO else column
-    key = (file_key, "table", human)
+    key = (file_key, "table", human, metrics, lower)
     kept = work.kept_rated(key)
     if kept is not None:
         return kept
-    # read in a worker process within the deployment's limits: no file holds the server for the other sessions
-    data = isolated.parse_human_scores(item["data"], item["name"], human_column=human,
-                                       max_cell_chars=gateway.policy().upload_cell_chars, **gateway.upload_limits())
+    data = _parse(item, human, metrics)
     return work.keep_rated(work.Rated(data, key, document_keys(data.segment_ids, data.groups), None,
-                                      f"{data.layout} layout, human scores from {data.human_column}"))
+                                      f"{data.layout} layout, human scores from {data.human_column}",
+                                      tuple(c for c in lower if c in data.metrics)))
+
+
+def _own_metrics(columns: list[str], human) -> tuple[tuple, tuple]:
+    """The user's own metric columns and those of them better when lower (two multiselects)."""
+    options = [c for c in columns if c != human]
+    for key in (METRICS_KEY, LOWER_KEY):  # kept from another file: drop what this one does not have
+        if key in st.session_state and not set(st.session_state[key]) <= set(options):
+            st.session_state[key] = [c for c in st.session_state[key] if c in options]
+    c1, c2 = st.columns(2)
+    chosen = c1.multiselect("Your own metric columns", options, key=METRICS_KEY,
+                            help="Numeric columns of scores computed elsewhere (e.g. COMET, an LLM judge): each "
+                                 "joins every correlation table and the pairwise accuracy section. A row whose "
+                                 "value is empty, text or not finite is listed and left out for every metric.")
+    if LOWER_KEY in st.session_state and not set(st.session_state[LOWER_KEY]) <= set(chosen):
+        st.session_state[LOWER_KEY] = [c for c in st.session_state[LOWER_KEY] if c in chosen]
+    lower = c2.multiselect("Lower is better", chosen, key=LOWER_KEY,
+                           help="Columns where a lower score is better (e.g. TER, an error count): their scores "
+                                "are negated for every agreement statistic and their name says '(negated)'.")
+    return tuple(chosen), tuple(c for c in chosen if c in lower)
 
 
 def _choice(label: str, options: list, key: str, **kwargs):
@@ -194,5 +234,7 @@ def read_rated(item: dict) -> work.Rated:
                           (file_key, "refused"))
     if is_mtme(item):
         return _mtme(item, file_key)
-    column = _choice("Human-score column", [AUTO] + header_columns(item["data"], item["name"]), "agr_human")
-    return _table(item, file_key, column)
+    columns = header_columns(item["data"], item["name"])
+    column = _choice("Human-score column", [AUTO] + columns, "agr_human")
+    metrics, lower = _own_metrics(columns, column)
+    return _table(item, file_key, column, metrics, lower)

@@ -14,8 +14,8 @@ from __future__ import annotations
 import streamlit as st
 
 from bertscore_viz.app import gateway
+from bertscore_viz.app.app_pages.agreement import delta_view, meta_view, view, work
 from bertscore_viz.app.app_pages.agreement import inputs as source
-from bertscore_viz.app.app_pages.agreement import view, work
 from bertscore_viz.app.app_pages.agreement.disagree import show_disagreements
 from bertscore_viz.app.shared.messages import escape_markdown, show_error
 from bertscore_viz.app.shared.problems import show_problems_table
@@ -37,8 +37,9 @@ def _intro() -> None:
                "and at every layer, from one model pass), sentence chrF and sentence BLEU with the human scores of "
                "rated outputs, at every level the data allow: segment (every output), system (outputs name their "
                "system), summary (per document or segment across the systems' outputs, averaged), per group (e.g. "
-               "language pair or domain), with bootstrap intervals; and the outputs where metric and humans "
-               "disagree most.")
+               "language pair or domain), with bootstrap intervals; pairwise accuracy as WMT ranks metrics (acc_eq, "
+               "soft and system-level pairwise accuracy); and the outputs where metric and humans disagree most. "
+               "Your own metric columns (e.g. COMET) join every table.")
 
 
 def _bootstrap_settings() -> tuple[int, int]:
@@ -100,7 +101,8 @@ def main() -> None:
         return
     st.caption(f"{len(rated.data):,} rated outputs ({escape_markdown(rated.label)}); BERTScore signature "
                f"`{report.signature}`")
-    view.show_report(report, rated, _use_layer, show_disagreements)
+    view.show_report(report, rated, _use_layer, show_disagreements,
+                     lambda rep, rat: (meta_view.show_meta(rep, rat, seed), delta_view.show_delta(rep, rat)))
 
 
 main()

@@ -180,13 +180,14 @@ def _scatter_section(report: ha.AgreementReport, rated: Rated) -> str:
     return metric
 
 
-def show_report(report: ha.AgreementReport, rated: Rated, use_layer, disagreements=None) -> None:
+def show_report(report: ha.AgreementReport, rated: Rated, use_layer, disagreements=None, meta=None) -> None:
     """Everything about one report.
 
     Args:
         report: the report; rated: its outputs.
         use_layer: ``use_layer(n)``, the callback that sets the sidebar's layer.
         disagreements: draws the disagreements section (``disagreements(report, rated)``), or None.
+        meta: draws the pairwise accuracy section (``meta(report, rated)``), or None.
     """
     _show_headline(report.overall)
     table = levels_table(report.overall)
@@ -196,6 +197,8 @@ def show_report(report: ha.AgreementReport, rated: Rated, use_layer, disagreemen
         st.plotly_chart(plots.levels_figure(report.overall, metric_names(report.scores)), config=PLOTLY_CONFIG,
                         key="agr_levels_figure")
     show_warnings(report.warnings)
+    if meta is not None:
+        meta(report, rated)
     if disagreements is not None:
         disagreements(report, rated)
     _layer_section(report, use_layer)

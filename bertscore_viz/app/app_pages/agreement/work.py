@@ -7,10 +7,15 @@ texts), the sentence metrics under (input, human scores), a report under those a
 or resamples change therefore recomputes only the correlations and their bootstrap. ``counts`` records how many
 model passes, sentence-metric passes and reports this session computed (tests read it: a seed change must add a
 report and nothing else).
+
+The user's own metric columns (e.g. a COMET column) are part of the rated outputs' key but not of the texts': adding
+one re-reads the file but embeds again only when its bad values leave other outputs out. The meta-evaluation
+(pairwise accuracy, :mod:`bertscore_viz.evaluation.meta_evaluation`) is kept beside its report.
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 import streamlit as st
@@ -19,14 +24,17 @@ from bertscore_viz.app import gateway
 from bertscore_viz.app.shared.messages import progress_callback
 from bertscore_viz.app.state.kept import Keyed
 from bertscore_viz.evaluation import human_agreement as ha
+from bertscore_viz.evaluation import meta_evaluation as me
 from bertscore_viz.files.human_scores import HumanScored
 
-__all__ = ["MAX_REPORTS", "WORK_KEY", "Rated", "counts", "extra", "keep_rated", "kept_rated", "report_for",
-           "scores_for", "sentence_scores"]
+__all__ = ["MAX_REPORTS", "NEGATED", "WORK_KEY", "Rated", "counts", "extra", "keep_rated", "kept_rated",
+           "meta_for", "own_metrics", "report_for", "scores_for", "sentence_scores"]
 
 #: The session's work (bounded: one input's work at a time, a few settings of it). Kept for a refresh by shared/persist.
 WORK_KEY = "_agreement_work"
 MAX_REPORTS = 6
+#: Added to the name of the user's lower-is-better metric column: its scores are negated for agreement statistics.
+NEGATED = ha.NEGATED
 
 
 @dataclass(frozen=True)
@@ -39,6 +47,7 @@ class Rated:
         documents: ``(n,)`` document of each output (summary level), or None.
         system_scores: ``{system: human system-level score}``, or None.
         label: where the outputs come from, for captions (e.g. ``"wmt22 en-de, reference refA, human scores mqm"``).
+        lower_is_better: the user's metric columns (``data.metrics``) that are better when lower.
     """
 
     data: HumanScored
@@ -46,6 +55,16 @@ class Rated:
     documents: list | None = None
     system_scores: dict | None = None
     label: str = ""
+    lower_is_better: tuple = ()
+
+    @property
+    def texts_key(self) -> tuple:
+        """The input file and the texts of its rated outputs (what the model pass and sentence metrics depend on)."""
+        digest = hashlib.sha256()
+        for cand, refs in zip(self.data.candidates, self.data.references):
+            digest.update(cand.encode("utf-8", "surrogatepass") + b"\x00")
+            digest.update("\x01".join(refs).encode("utf-8", "surrogatepass") + b"\x02")
+        return (self.key[0], len(self.data), digest.hexdigest())
 
 
 def _work() -> dict:
@@ -73,7 +92,9 @@ def keep_rated(rated: Rated) -> Rated:
     work = _work()
     previous = work["rated"]
     if previous is None or previous.key != rated.key:
-        work.update({"pass": None, "sentence": None, "reports": {}})
+        work["reports"] = {}
+        if previous is None or previous.texts_key != rated.texts_key:
+            work.update({"pass": None, "sentence": None})
         if previous is None or previous.key[0] != rated.key[0]:
             work["extra"] = {}
     work["rated"] = rated
@@ -90,7 +111,7 @@ def scores_for(settings, rated: Rated) -> ha.LayerScores:
     the same."""
     options = gateway.options(settings, rescale=False)
     spec = options.spec
-    key = (rated.key, options.embedding_key(), options.idf)  # the model, its precision, idf, the long-text mode
+    key = (rated.texts_key, options.embedding_key(), options.idf)  # the model, its precision, idf, the long-text mode
     work = _work()
     if work["pass"] is not None and work["pass"].key == key:
         return work["pass"].value
@@ -110,10 +131,10 @@ def scores_for(settings, rated: Rated) -> ha.LayerScores:
 def sentence_scores(rated: Rated) -> dict:
     """Sentence chrF and BLEU of every output (sacrebleu), kept while the input stays the same."""
     work = _work()
-    if work["sentence"] is None or work["sentence"].key != rated.key:
+    if work["sentence"] is None or work["sentence"].key != rated.texts_key:
         with st.spinner(f"Sentence chrF and BLEU of {len(rated.data):,} outputs…"):
-            work["sentence"] = Keyed(rated.key, ha.sentence_metric_scores(rated.data.candidates,
-                                                                           rated.data.references))
+            work["sentence"] = Keyed(rated.texts_key, ha.sentence_metric_scores(rated.data.candidates,
+                                                                                 rated.data.references))
         work["counts"]["sentence"] += 1
     return work["sentence"].value
 
@@ -121,14 +142,40 @@ def sentence_scores(rated: Rated) -> dict:
 def report_for(scores: ha.LayerScores, layer: int, rated: Rated, n_samples: int, seed: int) -> ha.AgreementReport:
     """The report at ``layer`` from the kept scores: only the correlations and their bootstrap are computed."""
     work = _work()
-    key = (work["pass"].key if work["pass"] else None, layer, n_samples, seed)
+    key = (work["pass"].key if work["pass"] else None, rated.key, layer, n_samples, seed)
     if key not in work["reports"]:
         if len(work["reports"]) >= MAX_REPORTS:
             work["reports"].pop(next(iter(work["reports"])))
-        sentence = sentence_scores(rated)
+        sentence = {**sentence_scores(rated), **own_metrics(rated)}
         data = rated.data
         with st.spinner(f"Correlations at every level with {n_samples:,} bootstrap resamples…"):
             work["reports"][key] = ha.report_at(scores, layer, data.human, data.systems, data.groups, sentence,
                                                 n_samples, seed, rated.documents, rated.system_scores)
         work["counts"]["report"] += 1
     return work["reports"][key]
+
+
+def own_metrics(rated: Rated) -> dict:
+    """The user's metric columns as the report's metrics: ``{name: (n,) scores}``, lower-is-better ones negated
+    and named with :data:`NEGATED` (:func:`~bertscore_viz.evaluation.human_agreement.own_metric_scores`)."""
+    return ha.own_metric_scores(rated.data.metrics, rated.lower_is_better)
+
+
+def meta_for(report: ha.AgreementReport, rated: Rated, seed: int) -> me.MetaEvaluation:
+    """Pairwise accuracy of every metric of ``report`` (kept beside it), with a progress bar with counts."""
+    work = _work()
+    key = (id(report), seed)
+    kept = work.get("meta")
+    if kept is not None and kept.key == key and kept.value[0] is report:
+        return kept.value[1]
+    progress = progress_callback(f"Pairwise accuracy of {len(report.scores)} metrics", unit="statistics")
+    try:
+        first = [m for m in ("BERTScore-F1", "BERTScore-P", "BERTScore-R") if m in report.scores]
+        scores = {m: report.scores[m] for m in first + [m for m in report.scores if m not in first]}
+        result = me.meta_evaluate(scores, report.human, report.systems, rated.documents, seed=seed,
+                                  progress=progress)
+    finally:
+        progress.bar.empty()
+    work["meta_runs"] = work.get("meta_runs", 0) + 1  # read by tests; not in counts(), whose keys tests compare
+    work["meta"] = Keyed(key, (report, result))
+    return result
