@@ -52,6 +52,16 @@ OUTPUT_FIELDS = ("precision", "recall", "f1")
 DEFAULT_MAP_BATCH_SIZE = 256
 
 
+def _no_context(options: ScoringOptions) -> ScoringOptions:
+    """Document context needs every segment's document and its previous segments in one call; a dataset is scored
+    in batches, so it is refused here with the way that works (docs/CONTEXT.md)."""
+    if options.context:
+        raise InputError("Document context (context > 0) is not offered for datasets, which are scored batch by "
+                         "batch: score the whole column with bertscore_viz.score(candidates, references, "
+                         "context=k, doc_ids=ids) instead (docs/CONTEXT.md).")
+    return options
+
+
 def _options(options: ScoringOptions | None, scoring: dict[str, Any]) -> ScoringOptions:
     if options is not None:
         if scoring:
@@ -59,13 +69,13 @@ def _options(options: ScoringOptions | None, scoring: dict[str, Any]) -> Scoring
                              "not both: use options.replace(...) to change some.")
         if not isinstance(options, ScoringOptions):
             raise InputError(f"options must be a bertscore_viz.ScoringOptions, got {type(options).__name__}.")
-        return options
+        return _no_context(options)
     own = {f.name for f in fields(ScoringOptions)}
     unknown = sorted(set(scoring) - own)
     if unknown:
         raise InputError(f"Unknown scoring option(s): {', '.join(unknown)}. Expected some of: {', '.join(sorted(own))}"
                          " (the fields of bertscore_viz.ScoringOptions), idf_sentences, prefix, map_batch_size.")
-    return ScoringOptions(**scoring)
+    return _no_context(ScoringOptions(**scoring))
 
 
 def _reference_columns(references: str | Sequence[str]) -> list[str]:

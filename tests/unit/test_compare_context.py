@@ -86,3 +86,18 @@ def test_doc_ids_of_the_wrong_length_are_refused(files, tmp_path):
         code = main(["compare", "-r", str(files / "refs.txt"), "-s", str(files / "A.txt"), str(files / "B.txt"),
                      "--doc-ids", str(tmp_path / "short.txt"), "--context", "1", "-q"])
     assert code == 2 and "has 2 lines; the segments are 8" in err.getvalue()
+
+
+def test_batched_integrations_refuse_context_with_the_way_that_works():
+    """A 🤗 dataset is scored batch by batch and a harness sample has no document: context there would silently
+    score every segment alone, so it is refused with the API call that does it."""
+    import datasets
+
+    from bertscore_viz.errors import InputError
+    from bertscore_viz.integrations.harness.pairs import options_from
+    from bertscore_viz.integrations.hf_datasets import score_dataset
+
+    with pytest.raises(InputError, match="not offered in the harness.*doc_ids=ids"):
+        options_from({"context": 2})
+    with pytest.raises(InputError, match="not offered for datasets.*doc_ids=ids"):
+        score_dataset(datasets.Dataset.from_dict({"c": ["a cat"], "r": ["the cat"]}), "c", "r", context=1)

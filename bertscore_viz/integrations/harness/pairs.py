@@ -52,7 +52,12 @@ def _options(key: tuple) -> ScoringOptions:
     if unknown:
         raise InputError(f"Unknown BERTScore option(s) {', '.join(unknown)} in the task's metric; expected some of: "
                          f"{', '.join(sorted(own))} (the fields of bertscore_viz.ScoringOptions).")
-    return ScoringOptions(**given)
+    resolved = ScoringOptions(**given)
+    if resolved.context:
+        raise InputError("Document context (context > 0) is not offered in the harness metrics: a task's samples "
+                         "carry no document ids. Score the outputs with bertscore_viz.score(..., context=k, "
+                         "doc_ids=ids) instead (docs/CONTEXT.md).")
+    return resolved
 
 
 def options_from(options: Mapping[str, Any] | tuple) -> ScoringOptions:
