@@ -101,3 +101,30 @@ def test_batched_integrations_refuse_context_with_the_way_that_works():
         options_from({"context": 2})
     with pytest.raises(InputError, match="not offered for datasets.*doc_ids=ids"):
         score_dataset(datasets.Dataset.from_dict({"c": ["a cat"], "r": ["the cat"]}), "c", "r", context=1)
+
+
+def test_mt_metrics_eval_documents_and_metric_scores_reach_compare(tmp_path):
+    """A test set in WMT's layout: documents/LP.docs gives the documents of --context, metric-scores/ a metric of
+    one's own (--mtme-scores): the numbers equal the engine with the same documents and the file's own scores."""
+    root = tmp_path / "wmtx"
+    for folder in ("sources", "references", "system-outputs/en-de", "documents", "metric-scores/en-de"):
+        (root / folder).mkdir(parents=True)
+    (root / "sources" / "en-de.txt").write_text("\n".join(f"src {i}" for i in range(len(REFS))) + "\n")
+    (root / "references" / "en-de.refA.txt").write_text("\n".join(REFS) + "\n")
+    (root / "documents" / "en-de.docs").write_text("\n".join(f"news {d or 'solo'}{'' if d else i}"
+                                                             for i, d in enumerate(DOCS)) + "\n")
+    judge = {}
+    for s, outputs in SYSTEMS.items():
+        (root / "system-outputs" / "en-de" / f"{s}.txt").write_text("\n".join(outputs) + "\n")
+        judge[s] = [round(0.1 * i + (0.5 if s == "B" else 0.0), 3) for i in range(len(REFS))]
+    (root / "metric-scores" / "en-de" / "judge-refA.seg.score").write_text(
+        "\n".join(f"{s} {v}" for s in SYSTEMS for v in judge[s]) + "\n")
+    got = cli_json("--mt-metrics-eval", str(root), "--lp", "en-de", "--context", "1", "--mtme-scores", "judge-refA",
+                   "--metric", "judge-refA")
+    docs = [d or f"solo{i}" for i, d in enumerate(DOCS)]  # the docs file names every segment's document
+    sc = Scorer(context=1)
+    for name, outputs in SYSTEMS.items():
+        mine = np.array([seg["systems"][name]["f1"] for seg in got["segments"]])
+        np.testing.assert_allclose(mine, sc.score(outputs, REFS, doc_ids=docs).f1, atol=1e-6)
+        assert got["own_metrics"]["judge-refa"]["scores"][name] == pytest.approx(float(np.mean(judge[name])))
+    assert got["significance"]["metric"] == "judge-refA" and got["systems"][0]["system"] == "B"
