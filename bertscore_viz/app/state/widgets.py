@@ -27,8 +27,12 @@ __all__ = ["KEPT_EXACT", "KEPT_PATTERNS", "is_kept", "kept_keys", "keep_widget_v
 KEPT_EXACT = frozenset({
     # Inspect: the pair, the example picker, where idf comes from
     "inspect_candidate", "inspect_example", "inspect_idf_source", "inspect_idf_corpus",
+    # Inspect: the document context typed for the pair
+    "inspect_ref_context", "inspect_cand_context",
     # Compare: the open tab of the results; the earlier runs picked and the name of the run to save (runs.py)
     "cmp_tab", "cmp_earlier_runs", "cmp_run_name",
+    # Compare: the metric of the LaTeX table and the report
+    "cmp_paper_metric",
     # Baselines: the corpus sampling settings
     "bl_max_words", "bl_pairs", "bl_seed",
     # Agreement with humans: the human column, the bootstrap, the scatter's metric and colours, the figure format
@@ -36,6 +40,10 @@ KEPT_EXACT = frozenset({
     # Agreement with humans: the mt-metrics-eval choices, the disagreements' comparison, rows, filters and scope
     "agr_mtme_set", "agr_mtme_lp", "agr_mtme_ref", "agr_mtme_human",
     "agr_dis_pair", "agr_dis_n", "agr_dis_groups", "agr_dis_systems", "agr_dis_within",
+    # Agreement with humans: what a difference means (the metric and the difference typed)
+    "agr_delta_metric", "agr_delta_value",
+    # Agreement with humans: the user's own metric columns and those better when lower
+    "agr_own_metrics", "agr_lower_better",
     # How BERTScore is computed: the pair shown, the number of Compare segments to take
     "walk_pair", "walk_n",
     # Inspect, Compare and the walkthrough: long texts truncated or scored whole in windows (read by the sidebar)
@@ -55,8 +63,10 @@ KEPT_PATTERNS = (
     # Compare, per file: column mapping, Holm, significance choices, A/B, the segment table's search and toggles,
     # the drill-down's segment, the results file's raw/rescaled switch
     re.compile(r"cmp_(layout|refs|src|seg|sys|syscol|cand|empty|holm|baseline|metric|a|b|query|pr|bydiff|"
-               r"drill_seg|drill_pos|rf_other|surface|drop_empty|power_delta|rank_metric|mtme_ts|mtme_lp|mtme_ref)"
-               r"_[0-9a-f]{16}"),
+               r"drill_seg|drill_pos|rf_other|surface|drop_empty|power_delta|rank_metric|mtme_ts|mtme_lp|mtme_ref|"
+               r"scores|doc|context|context_src)_[0-9a-f]{16}"),
+    # Compare, per file and metric of one's own: its direction
+    re.compile(r"cmp_own_dir_[0-9a-f]{16}_\d+"),
 )
 
 
