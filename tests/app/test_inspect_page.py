@@ -86,7 +86,8 @@ def test_page_renders_with_sidebar_inputs_and_figures():
     assert not at.exception
     assert any("Inspect" in t.value for t in at.title)
     labels = [t.label for t in at.text_area]
-    assert labels == ["Candidate", "Reference"]
+    assert labels == ["Candidate", "Reference", "Sentences before the reference",
+                      "Sentences before the candidate (empty: the reference's, the paper's choice)"]  # context: empty
     assert at.text_area(key="inspect_candidate").value == EX_CAND
     assert [t.label for t in at.sidebar.toggle] == ["idf weighting", "Rescale with baseline"]
     assert set(metrics(at)) == {"Precision", "Recall", "F1"}
@@ -235,8 +236,9 @@ def test_several_references_say_which_gave_each_score(engine):
     at = run_page(Settings())
     at.selectbox(key="inspect_example").set_value("Paper: two references").run()
     refs = ["consumers prefer imported cars", "people like visiting places abroad"]
-    assert [t.value for t in at.text_area] == ["people like foreign cars"] + refs
-    assert [t.label for t in at.text_area] == ["Candidate", "Reference", "Reference 2"]
+    pair = [t for t in at.text_area if not t.key.endswith("_context")]  # the document context's boxes: empty
+    assert [t.value for t in pair] == ["people like foreign cars"] + refs
+    assert [t.label for t in pair] == ["Candidate", "Reference", "Reference 2"]
     multi = engine.explain("people like foreign cars", refs)
     expect_metrics(at, (multi.precision, multi.recall, multi.f1))
     captions = [c.value for c in at.caption]
@@ -244,7 +246,7 @@ def test_several_references_say_which_gave_each_score(engine):
         assert any(f"from reference {int(multi.best_reference[k]) + 1}" in c for c in captions)
     # add a third reference through the button
     at.button(key="inspect_add_ref").click().run()
-    assert len(at.text_area) == 4
+    assert len([t for t in at.text_area if not t.key.endswith("_context")]) == 4  # and the two context boxes
     at.text_area(key="inspect_reference_2").input("people love cars from other countries").run()
     multi3 = engine.explain("people like foreign cars", refs + ["people love cars from other countries"])
     expect_metrics(at, (multi3.precision, multi3.recall, multi3.f1))

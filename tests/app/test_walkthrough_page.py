@@ -17,7 +17,7 @@ from .navigation import app, go, texts
 
 STEPS = ["1. The batch", "2. Tokens", "3. Embeddings", "4. Similarity", "5. Greedy matching",
          "6. Token weights (idf)", "7. P, R, F1 and rescaling", "8. The formula for one pair", "9. The code",
-         "10. As a training signal"]
+         "10. As a training signal", "11. Document context: one window"]
 
 
 def _scores(at) -> pd.DataFrame:
