@@ -161,15 +161,7 @@ def _score(sub) -> None:
                    help="with --json: each pair's percentile_random (0-100), where its F1 stands among random pairs "
                         "of unrelated sentences (docs/CALIBRATION.md)")
     p.add_argument("-v", "--verbose", action="store_true", help="progress on stderr")
-    p.add_argument("--context", action=count(1, MAX_CONTEXT, "a number of previous segments", zero=True), default=0,
-                   help="document context (docs/CONTEXT.md): encode each segment after the previous K segments of "
-                        "its document, only its own tokens scored (default 0: none; in the signature). Needs --doc-ids")
-    p.add_argument("--context-source", dest="context_source", choices=["ref", "own"], default="ref",
-                   help="whose previous segments: ref (the previous references, on both sides: the paper's, default) "
-                        "or own (each side its own)")
-    p.add_argument("--doc-ids", dest="doc_ids", default=None, metavar="FILE",
-                   help="one document id per line, aligned with the candidates; an empty line: no document (scored "
-                        "without context)")
+    _context_args(p, "Needs --doc-ids", "the candidates")
     _run_args(p, compare=False)
     p.add_argument("--log-to", dest="log_to", choices=TRACKERS, default=None,
                    help="also log the results to MLflow or W&B, configured by their own environment "
@@ -436,20 +428,25 @@ def _compare(sub) -> None:
     own.add_argument("--higher-is-better", dest="higher_is_better", action="extend", nargs="+", default=None,
                      metavar="NAME", help="metrics of one's own where higher is better (overrides a name's guess)")
     add_model_args(p)
-    ctx = p.add_argument_group("document context (docs/CONTEXT.md)")
-    ctx.add_argument("--context", action=count(1, MAX_CONTEXT, "a number of previous segments", zero=True), default=0,
-                     help="encode each segment after the previous K segments of its document, only its own tokens "
-                          "scored (default 0: none; in the signature); documents: --doc-ids, a doc_id column, or "
-                          "mt-metrics-eval's documents/")
-    ctx.add_argument("--context-source", dest="context_source", choices=["ref", "own"], default="ref",
-                     help="whose previous segments: ref (the previous references, on both sides: the paper's, "
-                          "default) or own (each side its own)")
-    ctx.add_argument("--doc-ids", dest="doc_ids", default=None, metavar="FILE",
-                     help="with -r/-s: one document id per line, aligned with the segments; an empty line: no "
-                          "document (scored without context)")
+    _context_args(p.add_argument_group("document context (docs/CONTEXT.md)"),
+                  "Documents: --doc-ids, a doc_id column, or mt-metrics-eval's documents/", "the segments (with -r/-s)")
     _compare_statistics(p)
     _compare_output(p)
     _run_args(p, compare=True)
+
+
+def _context_args(p, documents: str, aligned: str) -> None:
+    """``--context``, ``--context-source`` and ``--doc-ids`` of ``score`` and ``compare`` (docs/CONTEXT.md);
+    ``documents``: where the command's documents come from; ``aligned``: what the ids file's lines follow."""
+    p.add_argument("--context", action=count(1, MAX_CONTEXT, "a number of previous segments", zero=True), default=0,
+                   help="document context (docs/CONTEXT.md): encode each segment after the previous K segments of "
+                        f"its document, only its own tokens scored (default 0: none; in the signature). {documents}")
+    p.add_argument("--context-source", dest="context_source", choices=["ref", "own"], default="ref",
+                   help="whose previous segments: ref (the previous references, on both sides: the paper's, default) "
+                        "or own (each side its own)")
+    p.add_argument("--doc-ids", dest="doc_ids", default=None, metavar="FILE",
+                   help=f"one document id per line, aligned with {aligned}; an empty line: no document (scored "
+                        "without context)")
 
 
 def _compare_statistics(p) -> None:

@@ -14,19 +14,13 @@ import pytest
 from bertscore_viz import Scorer
 from bertscore_viz.evaluation import compare
 from bertscore_viz.files.upload import parse_upload
+from tests.unit.test_own_metrics import REFS as UNIT_REFS
 
 from .navigation import app, texts
 
 pytestmark = pytest.mark.app
 
-REFS = ["The committee approved the new budget after a long debate.",
-        "Heavy rain caused flooding in several villages near the river.",
-        "She finished the marathon in under four hours despite the heat.",
-        "The museum will reopen next spring with a larger collection.",
-        "Researchers found that the drug reduced symptoms in most patients.",
-        "The train was delayed because of a signal failure outside the station.",
-        "He bought a second-hand bicycle to ride to work every morning.",
-        "The company plans to hire two hundred engineers next year."]
+REFS = UNIT_REFS[:8]  # the unit tests' sentences, written once
 SYSTEMS = {"good": [r.replace("the", "a", 1) for r in REFS],
            "short": [" ".join(r.split()[:4]) for r in REFS],
            "shuffled": [" ".join(sorted(r.split())) for r in REFS]}
