@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -34,11 +35,26 @@ SCORE = ("import json, sys, bertscore_viz\n"
          " 'streamlit': 'streamlit' in sys.modules}}))")
 
 
+def _regular_files_only(folder: str, names: list[str]) -> set[str]:
+    """What a snapshot of the sources leaves out: caches, build output and anything that is not a regular file or
+    a folder (another test may make a pipe or a socket for a moment)."""
+    skip = {"__pycache__", "build", "dist", ".mypy_cache", ".ruff_cache", ".pytest_cache", ".hypothesis"}
+    return {n for n in names if n in skip or n.endswith(".egg-info") or n.endswith(".pyc")
+            or not (os.path.isdir(os.path.join(folder, n)) or os.path.isfile(os.path.join(folder, n)))}
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "--no-build-isolation", "-q",
-                    "-w", str(out)], check=True, capture_output=True, timeout=600)
+    """Built from a snapshot of what a clone holds (pyproject, README, licence, the package), not from the working
+    tree: the other test worker writes caches there while pip copies it, and an in-tree ``build/`` of an earlier
+    build would leak old files into the wheel."""
+    src, out = tmp_path_factory.mktemp("src"), tmp_path_factory.mktemp("wheel")
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy2(ROOT / name, src / name)
+    shutil.copytree(ROOT / "bertscore_viz", src / "bertscore_viz", ignore=_regular_files_only)
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "--no-build-isolation",
+                            "-q", "-w", str(out)], capture_output=True, text=True, timeout=600)
+    assert built.returncode == 0, f"pip wheel failed:\n{built.stdout[-3000:]}\n{built.stderr[-5000:]}"
     (found,) = out.glob("bertscore_viz-*.whl")
     return found
 
