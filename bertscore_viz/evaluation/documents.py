@@ -9,7 +9,19 @@ from dataclasses import dataclass
 from bertscore_viz.engine.context import previous_in_document
 from bertscore_viz.files.dataset import Dataset
 
-__all__ = ["MatchChange", "context_changes", "pair_context"]
+__all__ = ["MatchChange", "context_changes", "pair_context", "system_documents"]
+
+
+def system_documents(doc_ids, systems=None) -> list[str] | None:
+    """Each output's document made its system's own (``"<system>\x1f<document>"``), for scoring outputs of several
+    systems in one list with document context: a segment's previous segments are then those of the same system and
+    document, in list order, never another system's. "" (no document) stays "" (scored alone); None without
+    documents or when no output has one."""
+    if doc_ids is None or not any(doc_ids):
+        return None
+    if systems is None:
+        return [str(d) if d else "" for d in doc_ids]
+    return [f"{s}\x1f{d}" if d else "" for s, d in zip(systems, doc_ids)]
 
 
 def pair_context(dataset: Dataset, system: str, i: int, k: int, source: str = "ref") -> tuple[list[str], list[str]]:

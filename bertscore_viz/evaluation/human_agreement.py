@@ -151,10 +151,12 @@ class LayerScores:
 
 
 def layer_scores(scorer, candidates, references, progress: ProgressFn | None = None,
-                 labels=None) -> LayerScores:
+                 labels=None, doc_ids=None) -> LayerScores:
     """One model pass (``match(..., layers="all", keep="scores")``): every layer's raw P/R/F1 of every output.
-    ``labels``: how warnings name each output (e.g. ``"row 6"``: a file's rows), default its index from 0."""
-    stats = scorer.match(candidates, references, layers="all", keep="scores", progress=progress)
+    ``labels``: how warnings name each output (e.g. ``"row 6"``: a file's rows), default its index from 0;
+    ``doc_ids``: with a scorer's document context, each output's document (:func:`~bertscore_viz.evaluation.
+    documents.system_documents` keeps systems apart), else None."""
+    stats = scorer.match(candidates, references, layers="all", keep="scores", progress=progress, doc_ids=doc_ids)
     values, warnings, signature = [], {}, {}
     for layer in stats.layers:
         res = scorer.result(stats, layer=layer, baseline=None, labels=labels)

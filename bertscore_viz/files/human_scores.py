@@ -23,6 +23,12 @@ bootstrap intervals are computed correctly in floating point (scores near 1e200 
 :data:`MIN_HUMAN_SPREAD` (but not all equal) are refused as a whole, with how to rescale them. Cells read as text
 (outputs, references, ids, groups, system names) must be text: a JSON list, object or boolean there is listed.
 
+**Documents for context** (docs/CONTEXT.md): a column ``document`` (or ``doc``, ``context_document``), or the
+one named by ``document_column``, gives each output's document; with document context each
+output is then encoded after the previous outputs of its system in that document, in the file's row order. It is
+not the ``doc_id`` column, which (as ``segment_id``) names the item that several systems' outputs share (the
+summary level). Wide layout: the document is the row's, for every system.
+
 Other metrics' scores (``metric_columns``: e.g. a COMET column of a long or plain layout) are read as human scores
 are, one number per row: a row whose cell in any of them is empty, text or not finite is listed and left out for
 every metric (never scored as 0); a named column that is missing, is the human-score column or a text column, or
@@ -59,6 +65,7 @@ _CAND_RE = re.compile(r"^(candidate|hypothesis|hyp|output|prediction|translation
 _SYS_RE = re.compile(r"^(system|system[ _\-]?name|model|sys)$", re.I)
 _ID_RE = re.compile(r"^(segment[ _\-]?id|seg[ _\-]?id|id|segment|doc[ _\-]?id)$", re.I)
 _SRC_RE = re.compile(r"^(source|src|input)$", re.I)
+_DOC_RE = re.compile(r"^(document|doc|context[ _\-]?doc(ument)?)$", re.I)
 _SKIP_RE = re.compile(r"^(row|index|unnamed: ?0)$", re.I)
 
 
@@ -76,6 +83,8 @@ class HumanScored:
         problems: rows left out and why, and warnings.
         layout: ``"long"``, ``"plain"`` or ``"wide"``; human_column: the column read as human scores.
         metrics: ``{column: [score of each output]}`` of the ``metric_columns`` read (empty when none).
+        doc_ids: the document of each output for document context ("" for none), or None without a document
+            column; document_column: the column read for it, or None.
     """
 
     candidates: list[str]
@@ -89,6 +98,8 @@ class HumanScored:
     layout: str = "long"
     human_column: str | None = None
     metrics: dict = field(default_factory=dict)
+    doc_ids: list[str] | None = None
+    document_column: str | None = None
 
     def __len__(self) -> int:
         return len(self.candidates)
@@ -163,7 +174,7 @@ def find_human_column(columns, human_column: str | None = None) -> str | None:
 def parse_human_scores(data: bytes, filename: str | None = None, human_column: str | None = None,
                        max_bytes: int = MAX_BYTES, max_rows: int = MAX_ROWS, max_cell_chars: int = MAX_CELL_CHARS,
                        max_columns: int = MAX_COLUMNS, max_cells: int = MAX_CELLS,
-                       metric_columns=()) -> HumanScored:
+                       metric_columns=(), document_column: str | None = None) -> HumanScored:
     """Read a file of rated outputs; never raises for bad content: ``problems`` says what was wrong.
 
     Args:
@@ -172,6 +183,8 @@ def parse_human_scores(data: bytes, filename: str | None = None, human_column: s
         max_bytes, max_rows, max_columns, max_cells: limits of reading
             (:func:`bertscore_viz.files.tables.read_table`); max_cell_chars: a longer text leaves its row out.
         metric_columns: columns of other metrics' scores to read beside the human scores (long or plain layout).
+        document_column: the column of each output's document for context; None = the first recognised name
+            (``document``, ``doc``, ...), "" = none.
 
     Returns:
         A :class:`HumanScored` (``ok`` False with the reasons in ``problems`` when fewer than 3 rows are usable).
@@ -193,16 +206,18 @@ def parse_human_scores(data: bytes, filename: str | None = None, human_column: s
     cand = next((c for c in cols if _CAND_RE.match(c)), None)
     seg = next((c for c in cols if _ID_RE.match(c)), None)
     group = next((c for c in cols if _GROUP_RE.match(c)), None)
+    doc, doc_problem = _document_column(cols, document_column, {seg, group, cand, *refs})
+    problems = problems + doc_problem
     if cand is not None:
         human = find_human_column(cols, human_column)
         if human is None:
             return _empty(problems + [_no_human(cols, human_column)])
         system = next((c for c in cols if _SYS_RE.match(c)), None)
-        texts = {cand, system, seg, group, *refs}
+        texts = {cand, system, seg, group, doc, *refs}
         metric_cols, refused = _metric_columns(rows, cols, metric_columns, human, texts)
         entries = [(row, number, cand, human, system) for row, number in zip(rows, numbers)]
         return _build(entries, refs, seg, group, problems + refused, "long" if system else "plain", human,
-                      max_cell_chars, metric_cols)
+                      max_cell_chars, metric_cols, doc)
     # wide: system columns paired with human_<system> / <system>_human columns
     if metric_columns:
         problems = problems + [Problem(None, None, "Other metrics' score columns are read from a table with one "
@@ -210,7 +225,7 @@ def parse_human_scores(data: bytes, filename: str | None = None, human_column: s
                                                    "layout: they are not used.", "warning")]
     pairs = []
     for c in cols:
-        if c in refs or c in (seg, group) or _SRC_RE.match(c) or _SKIP_RE.match(c) or _HUMAN_RE.match(c):
+        if c in refs or c in (seg, group, doc) or _SRC_RE.match(c) or _SKIP_RE.match(c) or _HUMAN_RE.match(c):
             continue
         h = next((x for x in (f"human_{c}", f"{c}_human", f"human-{c}", f"{c}-human") if x in seen), None)
         if h is not None:
@@ -221,7 +236,22 @@ def parse_human_scores(data: bytes, filename: str | None = None, human_column: s
                                                    "reference and human (optionally system, segment_id, group), or "
                                                    "one column per system S with its scores in a column human_S.")])
     entries = [(row, number, s, h, s) for row, number in zip(rows, numbers) for s, h in pairs]
-    return _build(entries, refs, seg, group, problems, "wide", ", ".join(h for _, h in pairs), max_cell_chars)
+    return _build(entries, refs, seg, group, problems, "wide", ", ".join(h for _, h in pairs), max_cell_chars,
+                  doc_col=doc)
+
+
+def _document_column(cols: list[str], asked: str | None, taken: set) -> tuple[str | None, list[Problem]]:
+    """The document column for context: the one asked for, else the first recognised name; a column asked for
+    that is missing or already read as something else is refused (listed) and no documents are read."""
+    if asked == "":
+        return None, []
+    if asked is None:
+        return next((c for c in cols if _DOC_RE.match(c) and c not in taken), None), []
+    if asked not in cols or asked in taken:
+        why = "is not in the file" if asked not in cols else "is already read as another column"
+        return None, [Problem(None, asked, f"The document column {asked!r} {why}: no documents are read, so "
+                                           "document context cannot be used.", "warning")]
+    return asked, []
 
 
 def _no_human(cols, asked: str | None) -> Problem:
@@ -288,9 +318,9 @@ def _metric_values(row: dict, number: int, metric_cols) -> tuple[Problem | None,
 
 
 def _build(entries, ref_cols, seg_col, group_col, problems, layout, human_name, max_cell,
-           metric_cols=()) -> HumanScored:
+           metric_cols=(), doc_col: str | None = None) -> HumanScored:
     problems = list(problems)
-    cands, references, human, systems, groups, seg_ids, rows = [], [], [], [], [], [], []
+    cands, references, human, systems, groups, seg_ids, rows, docs = [], [], [], [], [], [], [], []
     metrics: dict[str, list[float]] = {c: [] for c in metric_cols}
     for row, number, cand_col, human_col, system_col in entries:
         bad, score = _row_problem(row, number, cand_col, human_col, system_col, ref_cols, seg_col, group_col, layout,
@@ -317,6 +347,7 @@ def _build(entries, ref_cols, seg_col, group_col, problems, layout, human_name, 
         rows.append(number)
         systems.append((system or "").strip())
         groups.append((_cell(row, group_col).strip() or "(none)") if group_col else "")
+        docs.append(_cell(row, doc_col).strip() if doc_col else "")
     if human and 0 < max(human) - min(human) < MIN_HUMAN_SPREAD:
         problems.append(Problem(None, human_name, f"The human scores all lie within {max(human) - min(human):.3g} of "
                                                   f"each other, less than {MIN_HUMAN_SPREAD:g}: their correlations "
@@ -328,4 +359,4 @@ def _build(entries, ref_cols, seg_col, group_col, problems, layout, human_name, 
                                             "least 3."))
     has_systems = layout in ("long", "wide")
     return HumanScored(cands, references, human, systems if has_systems else None, groups if group_col else None,
-                       seg_ids, rows, problems, layout, human_name, metrics)
+                       seg_ids, rows, problems, layout, human_name, metrics, docs if doc_col else None, doc_col)

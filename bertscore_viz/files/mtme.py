@@ -253,7 +253,7 @@ class EvalSet:
                      include_human: bool = False) -> HumanScored:
         """The Agreement page's :class:`~bertscore_viz.files.human_scores.HumanScored` from segment-level human
         scores ``human`` (e.g. ``"wmt-z"``, ``"mqm"``): one entry per (system, segment) that was rated, groups the
-        segments' domains (None without documents). Unrated segments (``None``) are left out and counted."""
+        segments' domains, doc_ids their documents (None without documents). Unrated segments are left out, counted."""
         refs = self._refs(reference)
         seg = self.human_scores.get(human, {}).get("seg")
         if seg is None:
@@ -271,11 +271,12 @@ class EvalSet:
                                                  "(None) and are left out.", "warning"))
         if len(rated) < 3:
             problems.append(Problem(None, None, f"{len(rated)} rated output(s); a correlation needs at least 3."))
+        docs, domains = [None if v is None else [v[i] for _, i, _ in rated] for v in (self.documents, self.domains)]
         return HumanScored([self.systems[s][i] for s, i, _ in rated],
                            [[self.references[r][i] for r in refs] for _, i, _ in rated], [h for _, _, h in rated],
-                           [s for s, _, _ in rated],
-                           None if self.domains is None else [self.domains[i] for _, i, _ in rated],
-                           [str(i + 1) for _, i, _ in rated], [i + 1 for _, i, _ in rated], problems, "long", human)
+                           [s for s, _, _ in rated], domains, [str(i + 1) for _, i, _ in rated],
+                           [i + 1 for _, i, _ in rated], problems, "long", human, doc_ids=docs,
+                           document_column=None if docs is None else f"documents/{self.lp}.docs")
 
 
 # --- reading -------------------------------------------------------------------------------------------------------

@@ -226,6 +226,10 @@ def test_dataset_and_human_scored_for_compare_and_agreement(tmp_path):
     assert rated.human == human + [-human[i] for i in kept_b]
     assert rated.candidates[N:] == [ev.systems["sys_B"][i] for i in kept_b]
     assert rated.groups[:N] == [d.split()[0] for d in DOCS]
+    # documents for context (issue 45): each rated output's document, from documents/de-en.docs
+    assert rated.doc_ids[:N] == [d.split()[1] for d in DOCS] and rated.doc_ids[N:] == [DOCS[i].split()[1]
+                                                                                     for i in kept_b]
+    assert rated.document_column == "documents/de-en.docs"
     assert rated.rows[N:] == [i + 1 for i in kept_b]
     assert "4 (system, segment) pairs have no wmt-z score" in rated.problems[0].problem
     with pytest.raises(InputError, match="No segment-level human scores 'mqm'.*wmt-z \\(sys, doc, seg\\)"):

@@ -42,6 +42,9 @@ EXAMPLE_HELP = ("WMT16 direct assessment, six language pairs into English: 3,360
 AUTO = "(detect)"
 #: Widget keys of the user's own metric columns and of those better when lower.
 METRICS_KEY, LOWER_KEY = "agr_own_metrics", "agr_lower_better"
+#: The document column for context (docs/CONTEXT.md): detected, none, or a column of the file.
+DOCUMENT_KEY = "agr_document"
+NO_DOCUMENT = "(none)"
 
 
 def set_input(name: str, data: bytes, origin: str) -> None:
@@ -121,10 +124,10 @@ def _refused(item: dict) -> str | None:
     return gateway.count_upload(item["data"], item["name"])
 
 
-def _parse(item: dict, human: str | None, metrics: tuple) -> HumanScored:
+def _parse(item: dict, human: str | None, metrics: tuple, document: str | None = None) -> HumanScored:
     """The rated outputs (and the metric columns), read in a worker process within the deployment's limits: no
     file holds the server for the other sessions."""
-    if not metrics:
+    if not metrics and document is None:
         return isolated.parse_human_scores(item["data"], item["name"], human_column=human,
                                            max_cell_chars=gateway.policy().upload_cell_chars,
                                            **gateway.upload_limits())
@@ -133,18 +136,20 @@ def _parse(item: dict, human: str | None, metrics: tuple) -> HumanScored:
     try:
         return isolated.run_isolated(human_scores.parse_human_scores, item["data"], item["name"], human,
                                      max_cell_chars=gateway.policy().upload_cell_chars, metric_columns=metrics,
-                                     what=f"The file {item['name']}", **limits, **timing)
+                                     document_column=document, what=f"The file {item['name']}", **limits, **timing)
     except BertScoreVizError as exc:
         return HumanScored([], [], [], None, None, [], [], [upload.Problem(None, None, str(exc))])
 
 
-def _table(item: dict, file_key: str, column, metrics: tuple = (), lower: tuple = ()) -> work.Rated:
+def _table(item: dict, file_key: str, column, metrics: tuple = (), lower: tuple = (),
+           document: str = AUTO) -> work.Rated:
     human = None if column == AUTO else column
-    key = (file_key, "table", human, metrics, lower)
+    doc = None if document == AUTO else ("" if document == NO_DOCUMENT else document)
+    key = (file_key, "table", human, metrics, lower, doc)
     kept = work.kept_rated(key)
     if kept is not None:
         return kept
-    data = _parse(item, human, metrics)
+    data = _parse(item, human, metrics, doc)
     return work.keep_rated(work.Rated(data, key, document_keys(data.segment_ids, data.groups), None,
                                       f"{data.layout} layout, human scores from {data.human_column}",
                                       tuple(c for c in lower if c in data.metrics)))
@@ -235,6 +240,14 @@ def read_rated(item: dict) -> work.Rated:
     if is_mtme(item):
         return _mtme(item, file_key)
     columns = header_columns(item["data"], item["name"])
-    column = _choice("Human-score column", [AUTO] + columns, "agr_human")
+    c1, c2 = st.columns(2)
+    with c1:
+        column = _choice("Human-score column", [AUTO] + columns, "agr_human")
+    with c2:
+        document = _choice("Document column (for context)", [AUTO, NO_DOCUMENT] + columns, DOCUMENT_KEY,
+                           help="The document of each output, for document context (docs/CONTEXT.md): each output "
+                                "can then be encoded after the previous outputs of its system in that document, in "
+                                "the file's row order. Detected from a column named document or doc; doc_id is "
+                                "not it (it names the item several systems' outputs share).")
     metrics, lower = _own_metrics(columns, column)
-    return _table(item, file_key, column, metrics, lower)
+    return _table(item, file_key, column, metrics, lower, document)

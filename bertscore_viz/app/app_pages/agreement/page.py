@@ -17,6 +17,7 @@ from bertscore_viz.app import gateway
 from bertscore_viz.app.app_pages.agreement import delta_view, meta_view, view, work
 from bertscore_viz.app.app_pages.agreement import inputs as source
 from bertscore_viz.app.app_pages.agreement.disagree import show_disagreements
+from bertscore_viz.app.shared.context_view import context_choice
 from bertscore_viz.app.shared.messages import escape_markdown, show_error
 from bertscore_viz.app.shared.problems import show_problems_table
 from bertscore_viz.app.shared.settings import current_settings
@@ -73,8 +74,7 @@ def _rated(item: dict) -> work.Rated | None:
     return rated if rated.data.ok else None
 
 
-def _report(rated: work.Rated, n_samples: int, seed: int):
-    settings = current_settings()
+def _report(rated: work.Rated, n_samples: int, seed: int, settings):
     try:
         scores = work.scores_for(settings, rated)
         layer = min(settings.resolved_layer(), scores.n_layers - 1)
@@ -96,7 +96,10 @@ def main() -> None:
     if rated is None:
         return
     n_samples, seed = _bootstrap_settings()
-    report = _report(rated, n_samples, seed)
+    settings = context_choice(rated.data.doc_ids, current_settings(), "agr_context", "agr_context_src",
+                              unit="rated outputs", where=f"The {rated.data.document_column} column"
+                              if rated.data.document_column else "The file")
+    report = _report(rated, n_samples, seed, settings)
     if report is None:
         return
     st.caption(f"{len(rated.data):,} rated outputs ({escape_markdown(rated.label)}); BERTScore signature "

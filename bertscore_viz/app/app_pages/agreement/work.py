@@ -25,10 +25,11 @@ from bertscore_viz.app.shared.messages import progress_callback
 from bertscore_viz.app.state.kept import Keyed
 from bertscore_viz.evaluation import human_agreement as ha
 from bertscore_viz.evaluation import meta_evaluation as me
+from bertscore_viz.evaluation.documents import system_documents
 from bertscore_viz.files.human_scores import HumanScored
 
-__all__ = ["MAX_REPORTS", "NEGATED", "WORK_KEY", "Rated", "counts", "extra", "keep_rated", "kept_rated",
-           "meta_for", "own_metrics", "report_for", "scores_for", "sentence_scores"]
+__all__ = ["MAX_REPORTS", "NEGATED", "WORK_KEY", "Rated", "context_documents", "counts", "extra", "keep_rated",
+           "kept_rated", "meta_for", "own_metrics", "report_for", "scores_for", "sentence_scores"]
 
 #: The session's work (bounded: one input's work at a time, a few settings of it). Kept for a refresh by shared/persist.
 WORK_KEY = "_agreement_work"
@@ -106,12 +107,21 @@ def extra() -> dict:
     return _work()["extra"]
 
 
+def context_documents(rated: Rated) -> list[str] | None:
+    """Each output's document for document context, its system's own (outputs of several systems are scored in
+    one list), or None when the input names no documents."""
+    return system_documents(rated.data.doc_ids, rated.data.systems)
+
+
 def scores_for(settings, rated: Rated) -> ha.LayerScores:
-    """Every layer's P/R/F1 of the outputs: one model pass, kept while the input, model, idf and long-text mode stay
-    the same."""
+    """Every layer's P/R/F1 of the outputs: one model pass, kept while the input, model, idf, long-text mode and
+    document context stay the same."""
     options = gateway.options(settings, rescale=False)
     spec = options.spec
-    key = (rated.texts_key, options.embedding_key(), options.idf)  # the model, its precision, idf, the long-text mode
+    docs = context_documents(rated) if options.context else None
+    docs_key = hashlib.sha256("\x00".join(docs).encode("utf-8", "surrogatepass")).hexdigest() if docs else None
+    # the model, its precision, idf, the long-text mode, the context and the documents it reads
+    key = (rated.texts_key, options.embedding_key(), options.idf, docs_key)
     work = _work()
     if work["pass"] is not None and work["pass"].key == key:
         return work["pass"].value
@@ -120,7 +130,8 @@ def scores_for(settings, rated: Rated) -> ha.LayerScores:
     progress = progress_callback(f"Embedding {len(data):,} rated outputs at every layer of {spec.name}")
     try:
         scores = ha.layer_scores(scorer, data.candidates, data.references, progress=progress,
-                                 labels=[f"row {r}" for r in data.rows])  # the file's rows, as the problems
+                                 labels=[f"row {r}" for r in data.rows],  # the file's rows, as the problems
+                                 doc_ids=docs)
     finally:
         progress.bar.empty()
     work["counts"]["model"] += 1

@@ -1,0 +1,50 @@
+"""Document context on the Agreement page (issue 45), in Streamlit's AppTest with the real model: a rated file
+with a ``document`` column offers the context and says how many outputs have no document; with 1 previous segment
+the model pass equals scoring each system alone with its documents, the signature names the context, and the
+document column can be turned off."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bertscore_viz import Scorer
+from bertscore_viz.app.app_pages.agreement import work
+from tests.unit.test_agreement_context import _long
+from tests.unit.test_compare_context import DOCS, REFS, SYSTEMS
+
+from .navigation import app, texts
+
+pytestmark = pytest.mark.app
+BOX = "Document context: previous segments"
+
+
+def _page():
+    return app("agreement.py", agreement_input={"name": "rated.csv", "data": _long(), "origin": "upload"})
+
+
+def test_document_context_on_agreement_equals_the_engine_per_system():
+    at = _page()
+    assert not at.exception, at.exception
+    assert "The document column names 2 documents; 2 of 16 rated outputs have no document id" in texts(at)
+    assert next(s for s in at.selectbox if s.label == "Document column (for context)").value == "(detect)"
+    next(n for n in at.number_input if n.label == BOX).set_value(1).run()
+    assert not at.exception, at.exception
+    state = at.session_state[work.WORK_KEY]
+    scores, rated = state["pass"].value, state["rated"]
+    layer = Scorer().layer
+    f1 = scores.values[layer, 2]
+    for s in ("A", "B"):
+        mine = [i for i, x in enumerate(rated.data.systems) if x == s]
+        want = Scorer(context=1).score(SYSTEMS[s], REFS, doc_ids=DOCS).raw_f1
+        np.testing.assert_allclose(f1[mine], want, atol=1e-6)
+    assert "_ctx:1-ref" in texts(at)
+    assert state["counts"]["model"] == 2  # another model pass for the context
+
+
+def test_the_document_column_can_be_turned_off():
+    at = _page()
+    next(s for s in at.selectbox if s.label == "Document column (for context)").set_value("(none)").run()
+    assert not at.exception, at.exception
+    assert not [n for n in at.number_input if n.label == BOX]
+    assert "names 2 documents" not in texts(at)
