@@ -40,6 +40,7 @@ from bertscore_viz.engine.options import ScoringOptions
 from bertscore_viz.errors import InputError
 from bertscore_viz.evaluation import MAX_RESAMPLES, MIN_RESAMPLES
 from bertscore_viz.evaluation.disagreements import SCOPES, disagreements
+from bertscore_viz.evaluation.documents import system_documents
 from bertscore_viz.evaluation.human_agreement import own_metric_scores, run_agreement
 from bertscore_viz.evaluation.levels import document_keys
 from bertscore_viz.evaluation.meta_evaluation import meta_evaluate
@@ -76,7 +77,8 @@ def read_input(args):
     except OSError as exc:
         raise InputError(f"The input file {path} cannot be read: {exc.strerror or exc}.") from None
     return parse_human_scores(data, path.name, human_column=args.human,
-                              metric_columns=getattr(args, "metric_columns", None) or ()), path
+                              metric_columns=getattr(args, "metric_columns", None) or (),
+                              document_column=getattr(args, "document_column", None)), path
 
 
 def read_mtme(args):
@@ -153,6 +155,26 @@ def meta_of(report, rated, documents, seed: int):
         return meta_evaluate(scores, report.human, rated.systems, documents, seed=seed, progress=progress)
 
 
+def _context_documents(args, rated, name: str) -> list[str] | None:
+    """Each output's document for ``--context`` (its system's own), with how many are scored alone said.
+
+    Raises:
+        InputError: ``--context`` without any document in the input.
+    """
+    if not getattr(args, "context", 0):
+        return None
+    docs = system_documents(rated.doc_ids, rated.systems)
+    if docs is None:
+        raise InputError(f"--context needs documents and {name} names none: give a column 'document' (or 'doc', or "
+                         "--document-column NAME), or with --mtme a test set with documents/LP.docs. (doc_id is read "
+                         "as the item the systems' outputs share, not as a document.)")
+    alone = sum(1 for d in docs if not d)
+    if alone:
+        print(f"note: {alone:,} of {len(docs):,} rated outputs have no document and are scored without context.",
+              file=sys.stderr)
+    return docs
+
+
 def run(args) -> int:
     """``bertscore-viz correlate --input FILE | --example wmt16 | --mtme PATH --lp LP [flags]``."""
     n_disagreements = _check(args)
@@ -173,18 +195,20 @@ def run(args) -> int:
         raise InputError(f"--metric-column {missing[0]!r} cannot be used (the problem is listed above).")
     scorer = ScoringOptions.from_namespace(args).scorer()
     documents = document_keys(rated.segment_ids, rated.groups)
+    doc_ids = _context_documents(args, rated, name)
     with progress_bar("embedding", "sentences") as progress:
         report = run_agreement(scorer, rated.candidates, rated.references, rated.human, rated.systems,
                                rated.groups, n_samples=args.resamples, seed=args.seed,
                                sentence_metrics=not args.no_sentence_metrics, progress=progress,
                                labels=[f"row {r}" for r in rated.rows], documents=documents, system_scores=gold,
-                               extra_metrics=own_metric_scores(rated.metrics, getattr(args, "lower_is_better", ())))
+                               extra_metrics=own_metric_scores(rated.metrics, getattr(args, "lower_is_better", ())),
+                               doc_ids=doc_ids)
     meta = None if getattr(args, "no_meta", False) else meta_of(report, rated, documents, args.seed)
     out = report.as_dict()
     if meta is not None:
         out["meta_evaluation"] = meta.as_dict()
     out["input"] = {"file": name, "layout": rated.layout, "human_column": rated.human_column,
-                    "rows_left_out": [p.as_dict() for p in rated.errors]}
+                    "document_column": rated.document_column, "rows_left_out": [p.as_dict() for p in rated.errors]}
     lists = (disagreement_lists(report, rated, n_disagreements, getattr(args, "within", None) or "group")
              if n_disagreements else [])
     if n_disagreements:

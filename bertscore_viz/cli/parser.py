@@ -275,6 +275,12 @@ def _correlate(sub) -> None:
                         "'NAME (negated)' (repeat for several)")
     p.add_argument("--no-meta", action="store_true",
                    help="skip the pairwise accuracy meta-evaluation (acc_eq, soft and system pairwise accuracy)")
+    _context_args(p, "The documents: the input's document column (document, doc, or --document-column), or with "
+                     "--mtme its documents/LP.docs; each output after the previous outputs of its system in its "
+                     "document, in the file's order.", None)
+    p.add_argument("--document-column", dest="document_column", default=None, metavar="NAME",
+                   help="the column of each output's document, for --context (default: document or doc; doc_id "
+                        "names the item the systems' outputs share, not a document)")
     p.add_argument("--disagreements", action=count(0, MAX_DISAGREEMENTS, "a number of outputs"), default=0,
                    metavar="N",
                    help="list the N outputs each way (metric too kind, too harsh) where BERTScore-F1 and chrF "
@@ -435,15 +441,18 @@ def _compare(sub) -> None:
     _run_args(p, compare=True)
 
 
-def _context_args(p, documents: str, aligned: str) -> None:
-    """``--context``, ``--context-source`` and ``--doc-ids`` of ``score`` and ``compare`` (docs/CONTEXT.md);
-    ``documents``: where the command's documents come from; ``aligned``: what the ids file's lines follow."""
+def _context_args(p, documents: str, aligned: str | None) -> None:
+    """``--context``, ``--context-source`` and ``--doc-ids`` of ``score``, ``compare`` and ``correlate``
+    (docs/CONTEXT.md); ``documents``: where the command's documents come from; ``aligned``: what the ids file's
+    lines follow (None: no ``--doc-ids``, the documents come from the input)."""
     p.add_argument("--context", action=count(1, MAX_CONTEXT, "a number of previous segments", zero=True), default=0,
                    help="document context (docs/CONTEXT.md): encode each segment after the previous K segments of "
                         f"its document, only its own tokens scored (default 0: none; in the signature). {documents}")
     p.add_argument("--context-source", dest="context_source", choices=["ref", "own"], default="ref",
                    help="whose previous segments: ref (the previous references, on both sides: the paper's, default) "
                         "or own (each side its own)")
+    if aligned is None:
+        return
     p.add_argument("--doc-ids", dest="doc_ids", default=None, metavar="FILE",
                    help=f"one document id per line, aligned with {aligned}; an empty line: no document (scored "
                         "without context)")

@@ -170,7 +170,7 @@ def run_agreement(scorer, candidates, references, human, systems=None, groups=No
                   n_samples: int = DEFAULT_SAMPLES, seed: int | None = DEFAULT_SEED,
                   sentence_metrics: bool = True, progress: ProgressFn | None = None,
                   labels=None, documents=None, system_scores: dict | None = None,
-                  extra_metrics: dict | None = None) -> AgreementReport:
+                  extra_metrics: dict | None = None, doc_ids=None) -> AgreementReport:
     """Score every output at every layer (one model pass) and correlate each metric with ``human``.
 
     Args:
@@ -183,6 +183,8 @@ def run_agreement(scorer, candidates, references, human, systems=None, groups=No
         documents: the document of each output (summary level), or None.
         system_scores: ``{system: human system-level score}``, or None.
         extra_metrics: ``{name: (n,) scores}`` of other metrics (e.g. :func:`own_metric_scores`), or None.
+        doc_ids: with a scorer's document context, each output's document for context (systems kept apart:
+            :func:`~bertscore_viz.evaluation.documents.system_documents`), or None.
 
     Returns:
         :class:`AgreementReport` at the scorer's layer.
@@ -194,7 +196,7 @@ def run_agreement(scorer, candidates, references, human, systems=None, groups=No
     if np.asarray(human).shape != (len(candidates),):
         raise InputError(f"Expected one human score per output: {len(candidates)} outputs, "
                          f"{np.asarray(human).size} scores.")
-    scores = layer_scores(scorer, candidates, references, progress, labels)
+    scores = layer_scores(scorer, candidates, references, progress, labels, doc_ids)
     sentence = sentence_metric_scores(candidates, references) if sentence_metrics else {}
     for name, values in (extra_metrics or {}).items():
         if np.shape(values) != (len(candidates),):

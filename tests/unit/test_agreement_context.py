@@ -86,3 +86,27 @@ def test_one_pass_over_interleaved_systems_equals_each_system_alone(source):
     alone = Scorer().score(data.candidates, data.references).raw_f1
     assert not np.allclose(f1, alone, atol=1e-4)  # the context changed the scores
     assert "_ctx:2-" + source in scores.signature[scorer.layer]
+
+
+def test_correlate_with_context_correlates_the_engine_s_context_scores(tmp_path, capsys):
+    import json
+
+    from bertscore_viz.cli.entry import main
+
+    path = tmp_path / "rated.csv"
+    path.write_bytes(_long())
+    assert main(["correlate", "--input", str(path), "--context", "1", "--json", "--no-sentence-metrics",
+                 "--resamples", "0", "--no-meta"]) == 0
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert "2 of 16 rated outputs have no document" in captured.err
+    assert out["signature"].endswith("_ctx:1-ref") and out["input"]["document_column"] == "document"
+    data = parse_human_scores(_long(), "rated.csv")
+    f1 = np.empty(len(data))
+    for s in ("A", "B"):
+        mine = [i for i, x in enumerate(data.systems) if x == s]
+        f1[mine] = Scorer(context=1).score(SYSTEMS[s], REFS, doc_ids=DOCS).raw_f1
+    want = np.corrcoef(f1, data.human)[0, 1]
+    assert out["metrics"]["BERTScore-F1"]["segment"]["pearson"] == pytest.approx(want, abs=1e-6)
+    assert main(["correlate", "--input", str(path), "--context", "1", "--document-column", "", "--json"]) == 2
+    assert "--context needs documents" in capsys.readouterr().err
