@@ -63,6 +63,25 @@ def _pearson(a, b) -> float:
     return float(np.corrcoef(a, b)[0, 1])
 
 
+def _paired_bootstrap(scores: dict, human, seg_arr, segs, n: int, seed: int = 12345) -> dict:
+    """Each configuration's difference from k=0 in Kendall's tau-b and Pearson over all outputs, with the 2.5th and
+    97.5th percentiles of the same difference over ``n`` resamples of the segments (every system's outputs of a
+    drawn segment go together; the same draws for every configuration)."""
+    rng = np.random.default_rng(seed)
+    rows = [np.flatnonzero(seg_arr == g) for g in segs]
+    draws = [np.concatenate([rows[j] for j in rng.integers(0, len(rows), len(rows))]) for _ in range(n)]
+    base = scores["k=0"]
+    out = {}
+    for name, f in scores.items():
+        if name == "k=0":
+            continue
+        d_tau = [_kendall(f[ix], human[ix]) - _kendall(base[ix], human[ix]) for ix in draws]
+        d_r = [_pearson(f[ix], human[ix]) - _pearson(base[ix], human[ix]) for ix in draws]
+        out[name] = {"tau": (_kendall(f, human) - _kendall(base, human), *np.percentile(d_tau, [2.5, 97.5])),
+                     "r": (_pearson(f, human) - _pearson(base, human), *np.percentile(d_r, [2.5, 97.5]))}
+    return out
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--mqm", required=True, help="an MQM file in Google's layout (e.g. mqm-ted_zhen.tsv)")
@@ -71,7 +90,9 @@ def main() -> None:
     p.add_argument("--contexts", type=int, nargs="*", default=[0, 1, 2, 3])
     p.add_argument("--sources", nargs="*", default=["ref", "own"])
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--resamples", type=int, default=1000, help="paired bootstrap resamples of the segments")
     p.add_argument("--device", default="cpu")
+    p.add_argument("--model", default=None, help="the model (default: the bundled one; e.g. all-mpnet-base-v2)")
     p.add_argument("--json", help="write every figure to this JSON file")
     args = p.parse_args()
 
@@ -104,12 +125,13 @@ def main() -> None:
     configs = [(0, "ref")] + [(k, src) for src in args.sources for k in contexts if k > 0]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        Scorer(device=args.device).score(cands[:4], refs[:4])  # warm-up: the model loaded
+        Scorer(model=args.model, device=args.device).score(cands[:4], refs[:4])  # warm-up: the model loaded
         for k, src in configs:
             name = "k=0" if k == 0 else f"k={k} {src}"
             CACHE.clear()
             start = time.perf_counter()
-            res = Scorer(device=args.device, context=k, context_source=src).score(cands, refs, doc_ids=docs)
+            res = Scorer(model=args.model, device=args.device, context=k, context_source=src).score(
+                cands, refs, doc_ids=docs)
             seconds[name] = time.perf_counter() - start
             scores[name] = np.asarray(res.raw_f1, dtype=float)
             print(f"  scored {name}: {seconds[name]:.1f} s", flush=True)
@@ -132,6 +154,7 @@ def main() -> None:
             "doc_pearson": _pearson(doc_f, doc_h), "doc_kendall": _kendall(doc_f, doc_h),
             "sys_pearson": _pearson(sys_f, sys_h), "sys_kendall": _kendall(sys_f, sys_h),
         }
+    deltas = _paired_bootstrap(scores, human_a, seg_arr, segs, args.resamples)
     start = time.perf_counter()
     meta = meta_evaluate(scores, human_a, systems=sys_of, items=seg_of)
     meta_seconds = time.perf_counter() - start
@@ -139,7 +162,7 @@ def main() -> None:
         figures[name].update(acc_eq=m.acc_eq, acc_eq_ci=m.acc_eq_ci, epsilon=m.epsilon, spa=m.spa,
                              sys_accuracy=m.system)
 
-    print(f"\nBERTScore F1 (bundled model) against -MQM; acc_eq grouped {meta.grouping}; "
+    print(f"\nBERTScore F1 ({args.model or 'bundled model'}) against -MQM; acc_eq grouped {meta.grouping}; "
           f"meta-evaluation {meta_seconds:.0f} s")
     head = (f"{'config':>10} {'seconds':>8} {'x k=0':>6} | {'acc_eq':>7} {'95% CI':>15} {'tau':>7} {'tau/seg':>7} "
             f"{'r':>7} | {'doc r':>7} {'doc tau':>7} | {'sys r':>7} {'sys tau':>7} {'SPA':>7} {'sysacc':>7}")
@@ -151,6 +174,11 @@ def main() -> None:
               f"{v['seg_kendall']:7.4f} {v['seg_kendall_by_item']:7.4f} {v['seg_pearson']:7.4f} | "
               f"{v['doc_pearson']:7.4f} {v['doc_kendall']:7.4f} | {v['sys_pearson']:7.4f} {v['sys_kendall']:7.4f} "
               f"{v['spa']:7.4f} {v['sys_accuracy']:7.4f}")
+    print(f"\nsegment level, each configuration against k=0: the difference in Kendall's tau-b and Pearson over all "
+          f"outputs, with a 95% interval from {args.resamples} paired bootstrap resamples of the segments")
+    for name, d in deltas.items():
+        print(f"  {name:>8}: tau {d['tau'][0]:+.4f} [{d['tau'][1]:+.4f}, {d['tau'][2]:+.4f}]   "
+              f"r {d['r'][0]:+.4f} [{d['r'][1]:+.4f}, {d['r'][2]:+.4f}]")
     print("\ntests (meta_evaluate: the best configuration against each other; permutation p values):")
     by_level = defaultdict(list)
     for t in meta.tests:
@@ -160,9 +188,9 @@ def main() -> None:
             print(f"  {level:>7}: {t.best} vs {t.other}: delta {t.delta:+.4f}, p = {t.p_value:.3f}"
                   f"{' (significant)' if t.significant else ''}")
     if args.json:
-        out = {"file": str(args.mqm), "reference": args.reference, "systems": systems, "segments": len(segs),
-               "documents": n_docs, "outputs": len(cands), "figures": figures,
-               "tests": [t.__dict__ for t in meta.tests], "grouping": meta.grouping}
+        out = {"file": str(args.mqm), "model": args.model, "reference": args.reference, "systems": systems,
+               "segments": len(segs), "documents": n_docs, "outputs": len(cands), "figures": figures,
+               "tests": [t.__dict__ for t in meta.tests], "grouping": meta.grouping, "deltas_vs_k0": deltas}
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(out, fh, indent=1, default=float)
         print(f"written {args.json}")

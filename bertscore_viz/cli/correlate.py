@@ -43,9 +43,10 @@ from bertscore_viz.evaluation.disagreements import SCOPES, disagreements
 from bertscore_viz.evaluation.documents import system_documents
 from bertscore_viz.evaluation.human_agreement import own_metric_scores, run_agreement
 from bertscore_viz.evaluation.levels import document_keys
-from bertscore_viz.evaluation.meta_evaluation import meta_evaluate
+from bertscore_viz.evaluation.meta_evaluation import format_p, meta_evaluate
 from bertscore_viz.files.fileio import terminal_json, terminal_safe
 from bertscore_viz.files.human_scores import parse_human_scores
+from bertscore_viz.files.mqm import guess_reference, read_mqm
 from bertscore_viz.files.mtme import open_mtme
 from bertscore_viz.locations import EXAMPLES_DIR
 from bertscore_viz.progress import progress_bar
@@ -126,6 +127,26 @@ def disagreement_lists(report, rated, n: int, within: str = "group") -> list[dic
     return out
 
 
+def read_expert_mqm(args):
+    """The rated outputs of ``--mqm FILE`` (Google's MQM layout) against ``--reference`` (default: the first
+    system named ``ref...`` or ``human...``, said), ``--leave-out`` systems not scored, and a label.
+
+    Raises:
+        InputError: the file cannot be read, or no reference is given or guessed.
+    """
+    data = read_mqm(args.mqm_file)
+    reference = getattr(args, "reference", None) or guess_reference(data.systems)
+    if reference is None:
+        raise InputError(f"--mqm needs --reference: the system whose outputs are the references (a human "
+                         f"translation); the file's systems: {', '.join(data.systems)}.")
+    if not getattr(args, "reference", None):
+        print(f"note: {terminal_safe(reference)} is the reference (its name says a human translation); "
+              "--reference NAME chooses another.", file=sys.stderr)
+    leave = getattr(args, "leave_out", None) or []
+    rated = data.human_scored(reference, leave)
+    return rated, f"{Path(args.mqm_file).name} (expert MQM, reference {reference})"
+
+
 def _check(args) -> int:
     n = getattr(args, "disagreements", None) or 0
     if args.resamples != 0 and not MIN_RESAMPLES <= args.resamples <= MAX_RESAMPLES:
@@ -137,9 +158,9 @@ def _check(args) -> int:
     if within not in SCOPES:
         raise InputError(f"--within must be one of {', '.join(SCOPES)}, got {within!r}.")
     columns, lower = getattr(args, "metric_columns", None) or [], getattr(args, "lower_is_better", None) or []
-    if columns and getattr(args, "mtme", None):
+    if columns and (getattr(args, "mtme", None) or getattr(args, "mqm_file", None)):
         raise InputError("--metric-column reads a column of an --input table; the mt-metrics-eval layout (--mtme) "
-                         "has no such columns.")
+                         "and an MQM file (--mqm) have no such columns.")
     unknown = [c for c in lower if c not in columns]
     if unknown:
         raise InputError(f"--lower-is-better {unknown[0]!r} is not a --metric-column; name it with --metric-column "
@@ -181,6 +202,8 @@ def run(args) -> int:
     gold = None
     if getattr(args, "mtme", None):
         rated, gold, name = read_mtme(args)
+    elif getattr(args, "mqm_file", None):
+        rated, name = read_expert_mqm(args)
     else:
         rated, path = read_input(args)
         name = path.name
@@ -309,7 +332,7 @@ def format_meta(meta) -> str:
         tests = [t for t in d["tests"] if t["level"] == level]
         if best is None or not tests:
             continue
-        said = ", ".join(f"{terminal_safe(t['other'])} (p {t['p_value']:.3f}"
+        said = ", ".join(f"{terminal_safe(t['other'])} (p {format_p(t['p_value'], t['n_permutations'])}"
                          + (", significant)" if t["significant"] else ")") for t in tests)
         lines.append(f"{level}: best {terminal_safe(best)}; against {said} ({tests[0]['n_permutations']} "
                      "permutations)")

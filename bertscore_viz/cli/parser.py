@@ -250,9 +250,16 @@ def _correlate(sub) -> None:
     src.add_argument("--example", choices=sorted(EXAMPLES), help="a built-in data set (wmt16: WMT16 DA to English)")
     src.add_argument("--mtme", metavar="PATH", default=None,
                      help="a folder or zip in WMT's mt-metrics-eval layout (with --lp; domains become the groups)")
+    src.add_argument("--mqm", dest="mqm_file", metavar="FILE", default=None,
+                     help="expert MQM annotations in Google's layout (wmt-mqm-human-evaluation's TSV): every system "
+                          "scored against --reference, human score -MQM, documents for --context")
+    p.add_argument("--leave-out", dest="leave_out", action="extend", nargs="+", default=[], metavar="SYSTEM",
+                   help="--mqm: systems not scored (e.g. another human translation)")
     p.add_argument("--lp", default=None, help="--mtme: the language pair, e.g. en-de")
     p.add_argument("--test-set", dest="test_set", default=None, help="--mtme: the test set, when it holds several")
-    p.add_argument("--reference", default=None, help="--mtme: the reference (default: the first)")
+    p.add_argument("--reference", default=None,
+                   help="--mtme: the reference (default: the first); --mqm: the system whose outputs are the "
+                        "references (default: the first named ref... or human...)")
     p.add_argument("--human", default=None,
                    help="the human-score column (default: human, score, da, z, rating); with --mtme the name of the "
                         "human scores (default: the first with a segment level)")
@@ -270,9 +277,9 @@ def _correlate(sub) -> None:
     p.add_argument("--metric-column", dest="metric_columns", action="append", default=[], metavar="NAME",
                    help="a column of another metric's scores (e.g. COMET) to correlate and meta-evaluate beside "
                         "BERTScore (repeat for several); a row with a bad value in it is listed and left out")
-    p.add_argument("--lower-is-better", dest="lower_is_better", action="append", default=[], metavar="NAME",
-                   help="a --metric-column that is better when lower: negated for every statistic, named "
-                        "'NAME (negated)' (repeat for several)")
+    p.add_argument("--lower-is-better", dest="lower_is_better", action="extend", nargs="+", default=[],
+                   metavar="NAME", help="--metric-column(s) better when lower: negated for every statistic, named "
+                                        "'NAME (negated)' (several names, or the flag repeated, as in compare)")
     p.add_argument("--no-meta", action="store_true",
                    help="skip the pairwise accuracy meta-evaluation (acc_eq, soft and system pairwise accuracy)")
     _context_args(p, "The documents: the input's document column (document, doc, or --document-column), or with "

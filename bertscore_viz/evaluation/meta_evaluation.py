@@ -34,7 +34,7 @@ from bertscore_viz.stats import meta
 
 __all__ = ["DEFAULT_ALPHA", "DEFAULT_INTERVAL_RESAMPLES", "DEFAULT_PERMUTATIONS", "DEFAULT_SPA_PERMUTATIONS",
            "DEFAULT_SPA_RESAMPLES", "LEVELS", "MAX_GLOBAL_OUTPUTS", "MAX_GLOBAL_TEST_DRAWS", "MetaEvaluation",
-           "MetricMeta", "MetricTest", "meta_evaluate"]
+           "MetricMeta", "MetricTest", "format_p", "meta_evaluate"]
 
 ProgressFn = Callable[[int, int], None]
 #: The three statistics, in the order shown.
@@ -85,6 +85,17 @@ class MetricMeta:
     system_ci: tuple[float, float] | None = None
     system_agreements: int = 0
     system_pairs: int = 0
+
+
+def format_p(p_value: float | None, n_permutations: int) -> str:
+    """A permutation p value as text: ``"0.034"``, or ``"< 0.001"`` (``< 1/n``) when none of the ``n``
+    permutations reached the observed difference (mt-metrics-eval's count has no +1, so its p can be 0, which a
+    finite test cannot show)."""
+    if p_value is None or not math.isfinite(p_value):
+        return "n/a"
+    if p_value == 0 and n_permutations > 0:
+        return f"< {1 / n_permutations:.2g}"
+    return f"{p_value:.3f}"
 
 
 @dataclass(frozen=True)

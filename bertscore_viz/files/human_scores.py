@@ -23,8 +23,8 @@ bootstrap intervals are computed correctly in floating point (scores near 1e200 
 :data:`MIN_HUMAN_SPREAD` (but not all equal) are refused as a whole, with how to rescale them. Cells read as text
 (outputs, references, ids, groups, system names) must be text: a JSON list, object or boolean there is listed.
 
-**Documents for context** (docs/CONTEXT.md): a column ``document`` (or ``doc``, ``context_document``), or the
-one named by ``document_column``, gives each output's document; with document context each
+**Documents for context** (docs/CONTEXT.md): a column ``document`` (or ``doc``, ``doc_name``,
+``context_document``), or the one named by ``document_column``, gives each output's document; with document context each
 output is then encoded after the previous outputs of its system in that document, in the file's row order. It is
 not the ``doc_id`` column, which (as ``segment_id``) names the item that several systems' outputs share (the
 summary level). Wide layout: the document is the row's, for every system.
@@ -65,7 +65,7 @@ _CAND_RE = re.compile(r"^(candidate|hypothesis|hyp|output|prediction|translation
 _SYS_RE = re.compile(r"^(system|system[ _\-]?name|model|sys)$", re.I)
 _ID_RE = re.compile(r"^(segment[ _\-]?id|seg[ _\-]?id|id|segment|doc[ _\-]?id)$", re.I)
 _SRC_RE = re.compile(r"^(source|src|input)$", re.I)
-_DOC_RE = re.compile(r"^(document|doc|context[ _\-]?doc(ument)?)$", re.I)
+_DOC_RE = re.compile(r"^(document|doc|doc[ _\-]?name|context[ _\-]?doc(ument)?)$", re.I)
 _SKIP_RE = re.compile(r"^(row|index|unnamed: ?0)$", re.I)
 
 

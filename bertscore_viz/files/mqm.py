@@ -25,9 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bertscore_viz.errors import InputError
+from bertscore_viz.files.human_scores import HumanScored
+from bertscore_viz.files.tables import Problem
 from bertscore_viz.locations import read_regular
 
-__all__ = ["MQM_COLUMNS", "MAX_MQM_BYTES", "MqmOutput", "MqmData", "mqm_weight", "parse_mqm", "read_mqm"]
+__all__ = ["MQM_COLUMNS", "MAX_MQM_BYTES", "MqmOutput", "MqmData", "guess_reference", "is_mqm_header", "mqm_weight",
+           "parse_mqm", "parse_mqm_bytes", "read_mqm"]
 
 #: The header of a file in Google's layout, in order.
 MQM_COLUMNS = ("system", "doc", "doc_id", "seg_id", "rater", "source", "target", "category", "severity")
@@ -35,6 +38,11 @@ MQM_COLUMNS = ("system", "doc", "doc_id", "seg_id", "rater", "source", "target",
 MAX_MQM_BYTES = 200 * 1024 * 1024
 _SEVERITIES = {"major": 5.0, "minor": 1.0, "neutral": 0.0, "no-error": 0.0}
 _MARKER = re.compile(r"</?v>")
+
+
+def is_mqm_header(first_line: str) -> bool:
+    """Whether a file's first line is the header of Google's MQM layout (tab-separated, any letter case)."""
+    return [h.strip().lower() for h in first_line.rstrip("\r\n").split("\t")] == list(MQM_COLUMNS)
 
 
 def mqm_weight(category: str, severity: str) -> float:
@@ -64,7 +72,7 @@ class MqmOutput:
         system, doc: names; position: the segment's place in its document (the file's ``doc_id``); seg_id: its
             number in the test set; target: the output with the ``<v>`` markers removed; source: the source text;
         mqm: weighted errors, averaged over raters (higher is worse); raters: how many rated it; errors: rows with
-            a non-zero weight.
+            a non-zero weight; line: the file line of its first row.
     """
 
     system: str
@@ -76,6 +84,7 @@ class MqmOutput:
     mqm: float
     raters: int
     errors: int
+    line: int = 0
 
 
 @dataclass
@@ -100,6 +109,32 @@ class MqmData:
         """``{seg_id: output}`` of one system."""
         return {o.seg_id: o for o in self.outputs if o.system == system}
 
+    def human_scored(self, reference: str, leave_out=()) -> HumanScored:
+        """The Agreement page's rated outputs: every other system's output of each segment the ``reference`` system
+        has, scored against the reference's text, human score -MQM (higher is better), its document for context;
+        systems in ``leave_out`` (e.g. another human translation) are not scored. An output whose segment the
+        reference lacks is left out and counted.
+
+        Raises:
+            InputError: no system named ``reference``, or an unknown name in ``leave_out``.
+        """
+        if reference not in self.systems:
+            raise InputError(f"No system {reference!r} in the MQM file to use as the reference; its systems: "
+                             f"{', '.join(self.systems)}.")
+        unknown = [s for s in leave_out if s not in self.systems]
+        if unknown:
+            raise InputError(f"Unknown system(s) to leave out: {', '.join(unknown)}; the file's: "
+                             f"{', '.join(self.systems)}.")
+        ref = self.by_system(reference)
+        outs = [o for o in self.outputs if o.system != reference and o.system not in leave_out]
+        kept = [o for o in outs if o.seg_id in ref]
+        problems = [Problem(o.line, "seg_id", f"{o.system}'s segment {o.seg_id} has no output of the reference "
+                                              f"{reference!r}: left out.") for o in outs if o.seg_id not in ref]
+        problems += [Problem(line, None, what) for line, what in self.problems]
+        return HumanScored([o.target for o in kept], [[ref[o.seg_id].target] for o in kept], [-o.mqm for o in kept],
+                           [o.system for o in kept], None, [str(o.seg_id) for o in kept], [o.line for o in kept],
+                           problems, "long", "-MQM", doc_ids=[o.doc for o in kept], document_column="doc")
+
 
 def parse_mqm(text: str) -> MqmData:
     """Read a file's text in Google's MQM layout (see the module).
@@ -111,8 +146,7 @@ def parse_mqm(text: str) -> MqmData:
     if not lines:
         raise InputError("the MQM file is empty: expected a header line 'system doc doc_id seg_id rater source "
                          "target category severity' and one row per marked error.")
-    header = [h.strip().lower() for h in lines[0].split("\t")]
-    if header != list(MQM_COLUMNS):
+    if not is_mqm_header(lines[0]):
         raise InputError(f"the MQM file's header is {lines[0][:200]!r}; expected the tab-separated columns "
                          f"{' '.join(MQM_COLUMNS)} (Google's wmt-mqm-human-evaluation layout).")
     problems: list[tuple[int, str]] = []
@@ -160,12 +194,31 @@ def parse_mqm(text: str) -> MqmData:
     keys = sorted(first, key=lambda k: (system_order[k[0]], doc_order[first[k][0]], first[k][1], k[1]))
     outputs = []
     for key in keys:
-        doc, pos, clean, source, _ = first[key]
+        doc, pos, clean, source, line = first[key]
         per_rater = weights[key]
         outputs.append(MqmOutput(system=key[0], doc=doc, position=pos, seg_id=key[1], target=clean, source=source,
                                  mqm=sum(per_rater.values()) / len(per_rater), raters=len(per_rater),
-                                 errors=errors[key]))
+                                 errors=errors[key], line=line))
     return MqmData(outputs=outputs, problems=problems, rows=rows)
+
+
+def guess_reference(systems) -> str | None:
+    """The system most likely a human translation to use as the reference: the first named ``ref...`` or
+    ``human...`` (any case), else None. A guess, to be said and correctable."""
+    return next((s for s in systems if s.lower().startswith(("ref", "human"))), None)
+
+
+def parse_mqm_bytes(data: bytes, what: str = "The MQM file") -> MqmData:
+    """:func:`parse_mqm` of a file's bytes (UTF-8, a byte-order mark allowed).
+
+    Raises:
+        InputError: not UTF-8 text, or not in the layout.
+    """
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise InputError(f"{what} is not UTF-8 text ({err.reason} at byte {err.start}).") from err
+    return parse_mqm(text)
 
 
 def read_mqm(path: str | Path, limit: int = MAX_MQM_BYTES) -> MqmData:
@@ -178,8 +231,4 @@ def read_mqm(path: str | Path, limit: int = MAX_MQM_BYTES) -> MqmData:
     if len(data) > limit:
         raise InputError(f"{path} is larger than {limit:,} bytes (MAX_MQM_BYTES): give a smaller file or a higher "
                          "limit.")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise InputError(f"{path} is not UTF-8 text ({err.reason} at byte {err.start}).") from err
-    return parse_mqm(text)
+    return parse_mqm_bytes(data, str(path))

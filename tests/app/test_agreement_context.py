@@ -48,3 +48,25 @@ def test_the_document_column_can_be_turned_off():
     assert not at.exception, at.exception
     assert not [n for n in at.number_input if n.label == BOX]
     assert "names 2 documents" not in texts(at)
+
+
+def test_an_expert_mqm_file_is_read_with_its_reference_documents_and_context():
+    from tests.unit.test_mqm_file import mqm_file
+
+    at = app("agreement.py", agreement_input={"name": "mqm.tsv", "data": mqm_file(), "origin": "upload"})
+    assert not at.exception, at.exception
+    assert "Guessed: 'refB' is the reference" in texts(at)
+    assert next(s for s in at.selectbox if s.label == "Reference (a system of the file)").value == "refB"
+    next(m for m in at.multiselect if m.label == "Not scored").set_value(["ref"]).run()
+    assert not at.exception, at.exception
+    rated = at.session_state[work.WORK_KEY]["rated"]
+    assert rated.data.systems == ["A"] * 8 + ["B"] * 8 and rated.data.human_column == "-MQM"
+    assert "The doc column names 3 documents; all 16 rated outputs have one." in texts(at)
+    next(n for n in at.number_input if n.label == BOX).set_value(1).run()
+    assert not at.exception, at.exception
+    f1 = at.session_state[work.WORK_KEY]["pass"].value.values[Scorer().layer, 2]
+    docs = [d or "single" for d in DOCS]
+    for k, s in enumerate(("A", "B")):
+        want = Scorer(context=1).score(SYSTEMS[s], REFS, doc_ids=docs).raw_f1
+        np.testing.assert_allclose(f1[8 * k:8 * (k + 1)], want, atol=1e-6)
+    assert "_ctx:1-ref" in texts(at)

@@ -26,8 +26,8 @@ from bertscore_viz.evaluation.disagreements import disagreements
 from bertscore_viz.evaluation.human_agreement import run_agreement
 from bertscore_viz.evaluation.layer_tuning import read_da
 from bertscore_viz.evaluation.levels import document_keys, winners
-from bertscore_viz.evaluation.meta_evaluation import meta_evaluate
-from bertscore_viz.files.export import safe_csv
+from bertscore_viz.evaluation.meta_evaluation import format_p, meta_evaluate
+from bertscore_viz.files.export import safe_csv, to_json
 from bertscore_viz.files.human_scores import parse_human_scores
 from bertscore_viz.models.spec import BUNDLED_MODEL_NAME
 
@@ -249,6 +249,11 @@ def test_downloads_are_safe_csv_and_json_with_the_signature():
     assert frame["system"].str.startswith("=").sum() == 0 and (frame["system"] == "'=HYPERLINK(1)").any()
     assert frame["signature"].iloc[0] == report.signature
     assert json.loads(json.dumps(report.as_dict()))["signature"] == report.signature
+    kept_report, meta = at.session_state[work.WORK_KEY]["meta"].value  # the section drawn on the page
+    assert kept_report is report
+    with_meta = json.loads(to_json(view.report_json(report, meta)))  # the JSON download: the pairwise accuracy too
+    assert with_meta["signature"] == report.signature
+    assert with_meta["meta_evaluation"] == json.loads(json.dumps(meta.as_dict()))
     levels = pd.read_csv(io.StringIO(safe_csv(view.levels_table(report.overall), report.signature).decode("utf-8-sig")))
     assert set(levels["level"]) == {"segment (60 outputs)", "system (4 systems)"}
 
@@ -282,7 +287,8 @@ def test_pairwise_accuracy_is_the_api_s_for_every_metric_grouped_by_document():
             assert cell.startswith("★") == (expected.best[level] == name)
         assert table.loc[name, "epsilon"] == f"{m.epsilon:.4g}"
     for t in expected.tests:
-        assert table.loc[t.other, f"{t.level} p vs best"] == f"{t.p_value:.3f}" + (" *" if t.significant else "")
+        assert table.loc[t.other, f"{t.level} p vs best"] == (format_p(t.p_value, t.n_permutations)
+                                                              + (" *" if t.significant else ""))
     shown = texts(at)
     assert escape_markdown(expected.grouping_reason) in shown
     for line in meta_view.significance_lines(expected):

@@ -38,7 +38,7 @@ def test_the_document_column_is_read_and_doc_id_stays_the_item():
     assert data.segment_ids[:2] == ["item0", "item0"]  # doc_id: the item several systems' outputs share
 
 
-@pytest.mark.parametrize("header", ["doc", "Document", "context_document"])
+@pytest.mark.parametrize("header", ["doc", "Document", "doc_name", "context_document"])
 def test_a_document_column_is_recognised_by_its_names(header):
     assert parse_human_scores(_long(header), "rated.csv").document_column == header
 

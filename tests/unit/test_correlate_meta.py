@@ -103,3 +103,12 @@ def test_wrong_metric_columns_are_errors(rated, capsys, argv, message):
 def test_metric_columns_with_mtme_are_an_error(tmp_path, capsys):
     assert main(["correlate", "--mtme", str(tmp_path), "--lp", "de-en", "--metric-column", "comet"]) == 2
     assert "--mtme" in capsys.readouterr().err
+
+
+def test_lower_is_better_takes_several_names_or_the_flag_repeated_as_compare_does():
+    from bertscore_viz.cli.parser import build_parser
+
+    parser = build_parser()
+    for argv in (["--lower-is-better", "ter", "wer"], ["--lower-is-better", "ter", "--lower-is-better", "wer"]):
+        assert parser.parse_args(["correlate", "--input", "x.csv", *argv]).lower_is_better == ["ter", "wer"]
+        assert parser.parse_args(["compare", "--input", "x.csv", *argv]).lower_is_better == ["ter", "wer"]

@@ -244,3 +244,10 @@ def test_a_tiny_set_gives_json_without_nan():
     assert res.grouping == "item" and res.metrics["m"].pairs == 1 and res.metrics["m"].acc_eq == 1.0
     assert not res.system_level and "No item has an output of every one of the 3 systems" in res.system_reason
     json.dumps(res.as_dict(), allow_nan=False)
+
+
+def test_a_p_value_of_zero_is_shown_as_below_one_over_the_permutations():
+    from bertscore_viz.evaluation.meta_evaluation import format_p
+
+    assert format_p(0.0, 1000) == "< 0.001" and format_p(0.0, 6) == "< 0.17"
+    assert format_p(0.0342, 1000) == "0.034" and format_p(None, 10) == "n/a" and format_p(float("nan"), 10) == "n/a"

@@ -92,3 +92,67 @@ def test_a_file_of_another_layout_is_refused_with_the_layout_named(tmp_path):
     with pytest.raises(InputError, match="MAX_MQM_BYTES"):
         read_mqm(path, limit=100)
     assert read_mqm(path).outputs[0].target == "x" * 200
+
+
+def mqm_file() -> bytes:
+    """Systems A and B of the Compare context tests as an MQM file: reference refB (the references), a second human
+    translation 'ref', documents and positions; A's errors on every other segment, B's on every third."""
+    from tests.unit.test_compare_context import DOCS, REFS, SYSTEMS
+
+    lines, position = [HEADER], {}
+    for i, ref in enumerate(REFS):
+        doc = DOCS[i] or "single"
+        position[doc] = position.get(doc, 0) + 1
+        rows = [("refB", ref, "No-error", "No-error"), ("ref", ref.upper(), "Style/Awkward", "Minor"),
+                ("A", SYSTEMS["A"][i], "Accuracy/Mistranslation", "Major" if i % 2 else "Minor"),
+                ("B", SYSTEMS["B"][i], *(("Fluency/Grammar", "Minor") if i % 3 == 0 else ("No-error", "No-error")))]
+        for system, target, category, severity in rows:
+            lines.append(_row(system, doc, position[doc], i + 1, "r1", target, category, severity))
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_an_mqm_file_gives_the_agreement_page_its_rated_outputs():
+    from bertscore_viz.files.mqm import guess_reference, parse_mqm_bytes
+    from tests.unit.test_compare_context import REFS, SYSTEMS
+
+    data = parse_mqm_bytes(mqm_file())
+    assert guess_reference(data.systems) == "refB" and guess_reference(["A", "B"]) is None
+    rated = data.human_scored("refB", leave_out=["ref"])
+    assert rated.systems == ["A"] * 8 + ["B"] * 8 and rated.candidates == SYSTEMS["A"] + SYSTEMS["B"]
+    assert rated.references == [[r] for r in REFS] * 2 and rated.human_column == "-MQM"
+    assert rated.human[:3] == [-1.0, -5.0, -1.0] and rated.human[8:11] == [-1.0, 0.0, 0.0]
+    assert rated.doc_ids[:5] == ["bridge"] * 4 + ["single"] and rated.segment_ids[:2] == ["1", "2"]
+    assert rated.rows[0] == 4  # the file line of A's first row (header, refB's and ref's rows before it)
+    assert set(data.human_scored("refB").systems) == {"ref", "A", "B"}
+    with pytest.raises(InputError, match="No system 'refC'"):
+        data.human_scored("refC")
+    with pytest.raises(InputError, match="Unknown system"):
+        data.human_scored("refB", leave_out=["C"])
+    partial = parse_mqm_bytes(mqm_file().replace(b"refB\tflood\t3\t8", b"refB\tflood\t3\t9"))
+    scored = partial.human_scored("refB", leave_out=["ref"])
+    assert len(scored) == 14 and sum("has no output of the reference" in p.problem for p in scored.problems) == 2
+
+
+def test_correlate_reads_an_mqm_file_with_its_documents(tmp_path, capsys):
+    import json
+
+    import numpy as np
+
+    from bertscore_viz import Scorer
+    from bertscore_viz.cli.entry import main
+    from tests.unit.test_compare_context import DOCS, REFS, SYSTEMS
+
+    path = tmp_path / "mqm.tsv"
+    path.write_bytes(mqm_file())
+    assert main(["correlate", "--mqm", str(path), "--leave-out", "ref", "--context", "2", "--json",
+                 "--no-sentence-metrics", "--resamples", "0", "--no-meta"]) == 0
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert "refB is the reference" in captured.err and out["signature"].endswith("_ctx:2-ref")
+    docs = [d or "single" for d in DOCS]
+    f1 = np.concatenate([Scorer(context=2).score(SYSTEMS[s], REFS, doc_ids=docs).raw_f1 for s in ("A", "B")])
+    human = [-(5.0 if i % 2 else 1.0) for i in range(8)] + [-(1.0 if i % 3 == 0 else 0.0) for i in range(8)]
+    assert out["metrics"]["BERTScore-F1"]["segment"]["pearson"] == pytest.approx(np.corrcoef(f1, human)[0, 1],
+                                                                                abs=1e-6)
+    assert main(["correlate", "--mqm", str(path), "--metric-column", "x"]) == 2
+    assert "an MQM file (--mqm) have no such columns" in capsys.readouterr().err

@@ -44,6 +44,7 @@ KEPT_EXACT = frozenset({
     "agr_delta_metric", "agr_delta_value",
     # Agreement with humans: the user's own metric columns and those better when lower
     "agr_own_metrics", "agr_lower_better", "agr_document", "agr_context", "agr_context_src",
+    "agr_mqm_ref", "agr_mqm_leave",
     # How BERTScore is computed: the pair shown, the number of Compare segments to take
     "walk_pair", "walk_n",
     # Inspect, Compare and the walkthrough: long texts truncated or scored whole in windows (read by the sidebar)

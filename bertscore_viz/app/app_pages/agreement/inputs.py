@@ -18,9 +18,10 @@ from bertscore_viz.app import gateway
 from bertscore_viz.app.app_pages.agreement import work
 from bertscore_viz.app.state.compare import compare_input
 from bertscore_viz.app.state.kept import Keyed
+from bertscore_viz.app.state.widgets import fresh
 from bertscore_viz.errors import BertScoreVizError, InputError
 from bertscore_viz.evaluation.levels import document_keys
-from bertscore_viz.files import human_scores, upload
+from bertscore_viz.files import human_scores, mqm, upload
 from bertscore_viz.files.human_scores import HumanScored, find_human_column
 from bertscore_viz.locations import EXAMPLES_DIR
 from bertscore_viz.serving import isolated
@@ -45,6 +46,8 @@ METRICS_KEY, LOWER_KEY = "agr_own_metrics", "agr_lower_better"
 #: The document column for context (docs/CONTEXT.md): detected, none, or a column of the file.
 DOCUMENT_KEY = "agr_document"
 NO_DOCUMENT = "(none)"
+#: An expert MQM file's reference system and the systems not scored.
+MQM_REF_KEY, MQM_LEAVE_KEY = "agr_mqm_ref", "agr_mqm_leave"
 
 
 def set_input(name: str, data: bytes, origin: str) -> None:
@@ -100,8 +103,9 @@ def header_columns(data: bytes, name: str) -> list[str]:
 
 def choose_input() -> dict | None:
     """The uploader, the example button and (when the Compare page's file has human scores) its button."""
-    up = st.file_uploader("Rated outputs: CSV, TSV or JSON Lines with a human-score column, or a zip in WMT's "
-                          "mt-metrics-eval layout", type=["csv", "tsv", "txt", "jsonl", "json", "zip"],
+    up = st.file_uploader("Rated outputs: CSV, TSV or JSON Lines with a human-score column, a zip in WMT's "
+                          "mt-metrics-eval layout, or expert MQM annotations (Google's TSV)",
+                          type=["csv", "tsv", "txt", "jsonl", "json", "zip"],
                           key=uploader_key(), max_upload_size=gateway.upload_widget_mb(),
                           help=gateway.upload_help(rows=True))
     if up is not None and st.session_state.get(_UPLOAD_ID) != up.file_id:
@@ -226,6 +230,45 @@ def _mtme(item: dict, file_key: str) -> work.Rated:
     return work.keep_rated(work.Rated(data, key, document_keys(data.segment_ids), sys_scores or None, label))
 
 
+def _mqm(item: dict, file_key: str) -> work.Rated:
+    """An expert MQM file in Google's layout (one row per marked error): its reference system and the systems not
+    scored, chosen here; read once in a worker process within the deployment's limits."""
+    limits = {k: v for k, v in gateway.upload_limits().items() if k in ("max_seconds", "max_memory_bytes")}
+    kept = work.extra().get("mqm")
+    if kept is None or kept.key != file_key:
+        with st.spinner(f"Reading the MQM annotations of {item['name']}…"):
+            data = isolated.run_isolated(mqm.parse_mqm_bytes, item["data"], f"The file {item['name']}",
+                                         what=f"The file {item['name']}", **limits)
+        work.extra()["mqm"] = Keyed(file_key, data)
+    data = work.extra()["mqm"].value
+    guess = mqm.guess_reference(data.systems)
+    c1, c2 = st.columns(2)
+    with c1:
+        reference = _choice("Reference (a system of the file)", data.systems, MQM_REF_KEY,
+                            **fresh(MQM_REF_KEY, index=data.systems.index(guess) if guess else 0),
+                            help="Every other system's output of a segment is scored against this system's output "
+                                 "of it: choose a human translation.")
+    with c2:
+        options = [s for s in data.systems if s != reference]
+        if MQM_LEAVE_KEY in st.session_state and not set(st.session_state[MQM_LEAVE_KEY]) <= set(options):
+            st.session_state[MQM_LEAVE_KEY] = [s for s in st.session_state[MQM_LEAVE_KEY] if s in options]
+        leave = st.multiselect("Not scored", options, key=MQM_LEAVE_KEY,
+                               help="Systems left out, e.g. another human translation.")
+    if guess and reference == guess:
+        st.caption(f"Guessed: {guess!r} is the reference (its name says a human translation); choose another above.")
+    key = (file_key, "mqm", reference, tuple(leave))
+    kept_rated = work.kept_rated(key)
+    if kept_rated is not None:
+        return kept_rated
+    rated = data.human_scored(reference, leave)
+    if len(rated) > gateway.policy().upload_rows:
+        rated = HumanScored([], [], [], None, None, [], [], [upload.Problem(None, None, (
+            f"{len(rated):,} rated outputs; this server reads at most {gateway.policy().upload_rows:,}. Leave out "
+            "systems, or use the command line (correlate --mqm).")) ])
+    label = f"expert MQM, {len(data.systems)} systems, reference {reference}, human scores -MQM"
+    return work.keep_rated(work.Rated(rated, key, document_keys(rated.segment_ids), None, label))
+
+
 def read_rated(item: dict) -> work.Rated:
     """The choices that read the input (drawn here) and the rated outputs they give.
 
@@ -240,6 +283,8 @@ def read_rated(item: dict) -> work.Rated:
     if is_mtme(item):
         return _mtme(item, file_key)
     columns = header_columns(item["data"], item["name"])
+    if mqm.is_mqm_header("\t".join(columns)):
+        return _mqm(item, file_key)
     c1, c2 = st.columns(2)
     with c1:
         column = _choice("Human-score column", [AUTO] + columns, "agr_human")

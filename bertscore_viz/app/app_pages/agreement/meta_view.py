@@ -62,7 +62,7 @@ def meta_table(result: me.MetaEvaluation) -> pd.DataFrame:
                 row["epsilon"] = f"{m.epsilon:.4g}"
             test = p.get((level, name))
             row[f"{level} p vs best"] = ("best" if result.best.get(level) == name else
-                                         "n/a" if test is None else f"{test.p_value:.3f}"
+                                         "n/a" if test is None else me.format_p(test.p_value, test.n_permutations)
                                          + (" *" if test.significant else ""))
         rows.append(row)
     return pd.DataFrame(rows)

@@ -2,7 +2,8 @@
 chrF and BLEU? Where does it disagree with them?
 
 Input: a file of rated outputs (the Compare page's layouts plus a human-score column), a zip in WMT's
-mt-metrics-eval layout, the built-in WMT16 DA example, or the Compare page's upload when it has a human column.
+mt-metrics-eval layout, expert MQM annotations in Google's layout, the built-in WMT16 DA example, or the Compare
+page's upload when it has a human column.
 Tests may put ``{"name", "data", "origin"}`` into ``st.session_state["agreement_input"]``.
 
 The model pass and sentence metrics are computed once per input and settings (``work.py``); a change of the
@@ -89,8 +90,9 @@ def main() -> None:
     item = source.choose_input()
     if item is None:
         st.info("Upload rated outputs: columns candidate, reference and human (optionally system, segment_id, "
-                "group), or one column per system S with its human scores in human_S; or a zip of an "
-                "mt-metrics-eval test set; or load the example.", icon=":material/upload_file:")
+                "group, document), or one column per system S with its human scores in human_S; or a zip of an "
+                "mt-metrics-eval test set; or expert MQM annotations in Google's TSV layout (one row per error); or "
+                "load the example.", icon=":material/upload_file:")
         return
     rated = _rated(item)
     if rated is None:

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from bertscore_viz.app.app_pages.agreement.work import Rated
+from bertscore_viz.app.app_pages.agreement.work import Rated, kept_meta
 from bertscore_viz.app.shared.messages import escape_markdown, show_warnings
 from bertscore_viz.evaluation import human_agreement as ha
 from bertscore_viz.evaluation.correlation import STATISTICS, best_metrics
@@ -22,7 +22,7 @@ from bertscore_viz.figures.plots import PLOTLY_CONFIG
 from bertscore_viz.files.export import safe_csv, to_json
 
 __all__ = ["BEST_MARK", "METRIC_ORDER", "groups_table", "headline_markdown", "level_label", "levels_table",
-           "metric_names", "outputs_frame", "show_report", "systems_table"]
+           "metric_names", "outputs_frame", "report_json", "show_report", "systems_table"]
 
 METRIC_ORDER = ("BERTScore-F1", "BERTScore-P", "BERTScore-R", "chrF", "BLEU")
 #: Marks the best metric of a column at a level (a symbol, not a colour).
@@ -215,6 +215,15 @@ def show_report(report: ha.AgreementReport, rated: Rated, use_layer, disagreemen
     downloads(report, rated, metric)
 
 
+def report_json(report: ha.AgreementReport, meta=None) -> dict:
+    """The report's JSON with the pairwise accuracy section ``meta`` when it was computed (``meta_evaluation``, as
+    ``correlate --json`` writes it)."""
+    out = report.as_dict()
+    if meta is not None:
+        out["meta_evaluation"] = meta.as_dict()
+    return out
+
+
 def downloads(report: ha.AgreementReport, rated: Rated, metric: str) -> None:
     st.subheader("Downloads")
     row = st.container(horizontal=True, gap="small")
@@ -223,7 +232,8 @@ def downloads(report: ha.AgreementReport, rated: Rated, metric: str) -> None:
                         file_name="agreement_outputs.csv", mime="text/csv", key="agr_dl_csv", on_click="ignore")
     row.download_button("Levels table (CSV)", data=lambda: safe_csv(levels_table(report.overall), report.signature),
                         file_name="agreement_levels.csv", mime="text/csv", key="agr_dl_levels", on_click="ignore")
-    row.download_button("Report (JSON)", data=lambda: to_json(report.as_dict()), file_name="agreement_report.json",
+    row.download_button("Report (JSON)", data=lambda: to_json(report_json(report, kept_meta(report))),
+                        file_name="agreement_report.json",
                         mime="application/json", key="agr_dl_json", on_click="ignore")
     fmt = st.selectbox("Figure format", ["png", "svg", "pdf"], key="agr_fig_fmt")
     figures = st.container(horizontal=True, gap="small")

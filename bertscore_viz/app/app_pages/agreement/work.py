@@ -29,7 +29,7 @@ from bertscore_viz.evaluation.documents import system_documents
 from bertscore_viz.files.human_scores import HumanScored
 
 __all__ = ["MAX_REPORTS", "NEGATED", "WORK_KEY", "Rated", "context_documents", "counts", "extra", "keep_rated",
-           "kept_rated", "meta_for", "own_metrics", "report_for", "scores_for", "sentence_scores"]
+           "kept_meta", "kept_rated", "meta_for", "own_metrics", "report_for", "scores_for", "sentence_scores"]
 
 #: The session's work (bounded: one input's work at a time, a few settings of it). Kept for a refresh by shared/persist.
 WORK_KEY = "_agreement_work"
@@ -170,6 +170,12 @@ def own_metrics(rated: Rated) -> dict:
     """The user's metric columns as the report's metrics: ``{name: (n,) scores}``, lower-is-better ones negated
     and named with :data:`NEGATED` (:func:`~bertscore_viz.evaluation.human_agreement.own_metric_scores`)."""
     return ha.own_metric_scores(rated.data.metrics, rated.lower_is_better)
+
+
+def kept_meta(report: ha.AgreementReport) -> me.MetaEvaluation | None:
+    """The pairwise accuracy last computed for ``report`` in this session, or None."""
+    kept = _work().get("meta")
+    return kept.value[1] if kept is not None and kept.value[0] is report else None
 
 
 def meta_for(report: ha.AgreementReport, rated: Rated, seed: int) -> me.MetaEvaluation:
