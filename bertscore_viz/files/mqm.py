@@ -225,9 +225,15 @@ def read_mqm(path: str | Path, limit: int = MAX_MQM_BYTES) -> MqmData:
     """:func:`parse_mqm` of a file (UTF-8).
 
     Raises:
-        InputError: the file is larger than ``limit`` bytes, not UTF-8, or not in the layout.
+        InputError: the file does not exist or cannot be read, is larger than ``limit`` bytes, is not UTF-8, or
+            is not in the layout.
     """
-    data = read_regular(path, limit + 1)
+    try:
+        data = read_regular(path, limit + 1)
+    except FileNotFoundError:
+        raise InputError(f"The MQM file {path} does not exist.") from None
+    except OSError as exc:
+        raise InputError(f"The MQM file {path} cannot be read: {exc.strerror or exc}.") from None
     if len(data) > limit:
         raise InputError(f"{path} is larger than {limit:,} bytes (MAX_MQM_BYTES): give a smaller file or a higher "
                          "limit.")

@@ -246,6 +246,9 @@ def inputs(tmp_path_factory) -> Path:
     _mtme(root / "mt-metrics-eval-v2" / "wmt22", "en-de")  # ~ is this folder (HOME)
     _mtme(root / ".mt-metrics-eval" / "mt-metrics-eval-v2" / "wmt22", "en-de")
     _results_parquet(root / "results" / "scores.parquet", root / "outputs.csv")
+    from tests.unit.test_mqm_file import mqm_file  # expert MQM in Google's layout (systems refB, ref, A, B)
+
+    (root / "mqm-ted_zhen.tsv").write_bytes(mqm_file())
     return root
 
 

@@ -156,3 +156,7 @@ def test_correlate_reads_an_mqm_file_with_its_documents(tmp_path, capsys):
                                                                                 abs=1e-6)
     assert main(["correlate", "--mqm", str(path), "--metric-column", "x"]) == 2
     assert "an MQM file (--mqm) have no such columns" in capsys.readouterr().err
+    assert main(["correlate", "--mqm", str(tmp_path / "missing.tsv")]) == 2  # a message, not a traceback
+    assert "The MQM file" in capsys.readouterr().err
+    assert main(["correlate", "--mqm", str(tmp_path)]) == 2  # a folder
+    assert "cannot be read" in capsys.readouterr().err
