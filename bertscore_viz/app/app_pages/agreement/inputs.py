@@ -159,19 +159,36 @@ def _table(item: dict, file_key: str, column, metrics: tuple = (), lower: tuple 
                                       tuple(c for c in lower if c in data.metrics)))
 
 
+def _worker_limits() -> dict:
+    """The deployment's time and memory limits of a worker process that reads an upload."""
+    return {k: v for k, v in gateway.upload_limits().items() if k in ("max_seconds", "max_memory_bytes")}
+
+
+def _keep_only(key: str, options: list) -> None:
+    """Drop from a multiselect's kept value what ``options`` no longer holds (another file, another choice)."""
+    if key in st.session_state and not set(st.session_state[key]) <= set(options):
+        st.session_state[key] = [c for c in st.session_state[key] if c in options]
+
+
+def _within_rows(data: HumanScored, advice: str) -> HumanScored:
+    """``data``, or nothing with the reason when it has more rated outputs than this server reads."""
+    if len(data) <= gateway.policy().upload_rows:
+        return data
+    return HumanScored([], [], [], None, None, [], [], [upload.Problem(None, None, (
+        f"{len(data):,} rated outputs; this server reads at most {gateway.policy().upload_rows:,}. {advice}"))])
+
+
 def _own_metrics(columns: list[str], human) -> tuple[tuple, tuple]:
     """The user's own metric columns and those of them better when lower (two multiselects)."""
     options = [c for c in columns if c != human]
     for key in (METRICS_KEY, LOWER_KEY):  # kept from another file: drop what this one does not have
-        if key in st.session_state and not set(st.session_state[key]) <= set(options):
-            st.session_state[key] = [c for c in st.session_state[key] if c in options]
+        _keep_only(key, options)
     c1, c2 = st.columns(2)
     chosen = c1.multiselect("Your own metric columns", options, key=METRICS_KEY,
                             help="Numeric columns of scores computed elsewhere (e.g. COMET, an LLM judge): each "
                                  "joins every correlation table and the pairwise accuracy section. A row whose "
                                  "value is empty, text or not finite is listed and left out for every metric.")
-    if LOWER_KEY in st.session_state and not set(st.session_state[LOWER_KEY]) <= set(chosen):
-        st.session_state[LOWER_KEY] = [c for c in st.session_state[LOWER_KEY] if c in chosen]
+    _keep_only(LOWER_KEY, chosen)
     lower = c2.multiselect("Lower is better", chosen, key=LOWER_KEY,
                            help="Columns where a lower score is better (e.g. TER, an error count): their scores "
                                 "are negated for every agreement statistic and their name says '(negated)'.")
@@ -188,7 +205,7 @@ def _choice(label: str, options: list, key: str, **kwargs):
 def _mtme(item: dict, file_key: str) -> work.Rated:
     """Test set, language pair, reference and human scores of an mt-metrics-eval zip, read once per choice."""
     # the zip is listed and read in a worker process within the deployment's limits, as every upload is
-    limits = {k: v for k, v in gateway.upload_limits().items() if k in ("max_seconds", "max_memory_bytes")}
+    limits = _worker_limits()
     listed = work.extra().get("mtme_catalogue")
     if listed is None or listed.key != file_key:
         work.extra()["mtme_catalogue"] = Keyed(file_key, isolated.mtme_catalogue(item["data"], item["name"], **limits))
@@ -219,11 +236,8 @@ def _mtme(item: dict, file_key: str) -> work.Rated:
     kept_rated = work.kept_rated(key)
     if kept_rated is not None:
         return kept_rated
-    data = evalset.human_scored(reference, human)
-    if len(data) > gateway.policy().upload_rows:
-        data = HumanScored([], [], [], None, None, [], [], [upload.Problem(None, None, (
-            f"{len(data):,} rated outputs; this server reads at most {gateway.policy().upload_rows:,}. Keep fewer "
-            "systems or language pairs in the zip, or use the command line."))])
+    data = _within_rows(evalset.human_scored(reference, human),
+                        "Keep fewer systems or language pairs in the zip, or use the command line.")
     sys_scores = {s: float(v[0]) for s, v in evalset.human_scores[human].get("sys", {}).items()
                   if v and v[0] is not None}
     label = f"{test_set or zip_name} {lp}, reference {reference}, human scores {human}"
@@ -233,7 +247,7 @@ def _mtme(item: dict, file_key: str) -> work.Rated:
 def _mqm(item: dict, file_key: str) -> work.Rated:
     """An expert MQM file in Google's layout (one row per marked error): its reference system and the systems not
     scored, chosen here; read once in a worker process within the deployment's limits."""
-    limits = {k: v for k, v in gateway.upload_limits().items() if k in ("max_seconds", "max_memory_bytes")}
+    limits = _worker_limits()
     kept = work.extra().get("mqm")
     if kept is None or kept.key != file_key:
         with st.spinner(f"Reading the MQM annotations of {item['name']}…"):
@@ -250,8 +264,7 @@ def _mqm(item: dict, file_key: str) -> work.Rated:
                                  "of it: choose a human translation.")
     with c2:
         options = [s for s in data.systems if s != reference]
-        if MQM_LEAVE_KEY in st.session_state and not set(st.session_state[MQM_LEAVE_KEY]) <= set(options):
-            st.session_state[MQM_LEAVE_KEY] = [s for s in st.session_state[MQM_LEAVE_KEY] if s in options]
+        _keep_only(MQM_LEAVE_KEY, options)
         leave = st.multiselect("Not scored", options, key=MQM_LEAVE_KEY,
                                help="Systems left out, e.g. another human translation.")
     if guess and reference == guess:
@@ -260,11 +273,8 @@ def _mqm(item: dict, file_key: str) -> work.Rated:
     kept_rated = work.kept_rated(key)
     if kept_rated is not None:
         return kept_rated
-    rated = data.human_scored(reference, leave)
-    if len(rated) > gateway.policy().upload_rows:
-        rated = HumanScored([], [], [], None, None, [], [], [upload.Problem(None, None, (
-            f"{len(rated):,} rated outputs; this server reads at most {gateway.policy().upload_rows:,}. Leave out "
-            "systems, or use the command line (correlate --mqm).")) ])
+    rated = _within_rows(data.human_scored(reference, leave),
+                         "Leave out systems, or use the command line (correlate --mqm).")
     label = f"expert MQM, {len(data.systems)} systems, reference {reference}, human scores -MQM"
     return work.keep_rated(work.Rated(rated, key, document_keys(rated.segment_ids), None, label))
 
